@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: GPL-2.0
+# iostackbreak: BPF object -> skeleton header -> user-space binary.
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+			-e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+VMLINUX := vmlinux/$(ARCH)/vmlinux.h
+WARNINGS := -Wall -Wextra -Werror
+# BPF programs take a context they often do not read: that is not a bug.
+BPF_WARNINGS := $(WARNINGS) -Wno-unused-parameter
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP
+INCLUDES := -I$(OUTPUT) -Ibpf -Isrc
+LIBS := $(shell pkg-config --libs libbpf json-c 2>/dev/null || echo -lbpf -lelf -lz -ljson-c)
+
+# The system headers clang needs for BPF (asm/types.h and friends).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+# Modules a unit test can reach without root or BPF, then the BPF glue.
+CORE_SRCS := src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
+	src/report.c src/report_text.c src/report_json.c
+BPF_SRCS := src/probe.c src/attach.c src/collect.c src/main.c
+CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
+BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(OUTPUT)/unit-tests
+
+.PHONY: all clean check unit integration vm install format deps
+all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/iostackbreak.bpf.o: bpf/iostackbreak.bpf.c bpf/iostackbreak.h bpf/hist_bucket.h $(VMLINUX) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(BPF_WARNINGS) \
+		-I$(dir $(VMLINUX)) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
+
+$(OUTPUT)/iostackbreak.skel.h: $(OUTPUT)/iostackbreak.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# Every object that includes the skeleton waits for it.
+$(BPF_OBJS): $(OUTPUT)/iostackbreak.skel.h
+
+$(OUTPUT)/%.o: src/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+$(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
+
+$(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) tests/unit/unit.h
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit $(UNIT_SRCS) $(CORE_OBJS) \
+		-lcriterion $(LIBS) -o $@
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+unit: $(UNIT_BIN)
+	$(UNIT_BIN) --jobs 1
+
+integration: all
+	tests/integration/run.sh
+
+vm: all
+	tests/vm/run.sh
+
+# Everything: unit tests, then real BPF on this kernel, then the VM suite.
+check: unit integration vm
+
+install: $(OUTPUT)/iostackbreak
+	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak
+	install -D -m 0644 man/iostackbreak.8 $(DESTDIR)$(PREFIX)/share/man/man8/iostackbreak.8
+
+format:
+	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
+
+clean:
+	rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)/*.d)

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iostackbreak: latency of I/O per layer of the storage stack.
+ *
+ * Every (layer, op) cell is timed by an entry/exit pair. User space decides
+ * which programs load and where they attach (the plan); the programs here
+ * only know their layer and op. Hot paths touch a per-CPU array and, for
+ * start times, one hash lookup.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "iostackbreak.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Knobs, set by user space between open and load. */
+const volatile __u32 targ_tgid;       /* 0: every process */
+const volatile bool filter_dev;
+const volatile __u32 targ_dev;        /* kernel dev_t of the disk */
+const volatile bool blk_queued;       /* -Q: time from origin, not issue */
+const volatile bool blk_have_origin;  /* origin tracepoint attached */
+const volatile __u32 blk_rq_argn;     /* index of the request in insert/issue */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_CELLS);
+	__type(key, __u32);
+	__type(value, struct cell);
+} cells SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_DROP_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+/*
+ * One entry per thread that did traced I/O, never deleted on the hot path:
+ * LRU lets the kernel reuse the slots of threads that are gone.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct thread_starts);
+} thread_starts SEC(".maps");
+
+/* Requests in flight; deleted at completion, so a plain hash that can fill. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_INFLIGHT_RQS);
+	__type(key, __u64);
+	__type(value, struct rq_start);
+} rq_starts SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
+{
+	__u32 idx = CELL_INDEX(layer, op);
+	struct cell *c = bpf_map_lookup_elem(&cells, &idx);
+	__u32 b;
+
+	if (!c)
+		return;
+	b = hist_bucket(delta);
+	/*
+	 * hist_bucket() caps the index, but the verifier cannot see that: hide
+	 * b from clang so it keeps a check the verifier can.
+	 */
+	asm volatile("" : "+r"(b));
+	if (b >= HIST_NR_BUCKETS)
+		return;
+	c->buckets[b]++;
+	if (!c->count || delta < c->min_ns)
+		c->min_ns = delta;
+	if (delta > c->max_ns)
+		c->max_ns = delta;
+	c->count++;
+	c->sum_ns += delta;
+}
+
+static __always_inline bool tgid_wanted(__u32 tgid)
+{
+	return !targ_tgid || tgid == targ_tgid;
+}
+
+/*
+ * nest: the layer can be re-entered by the same thread (overlayfs, loop over
+ * a file): count depth and time the outermost call. A system call cannot
+ * nest, so its slot is simply overwritten, which also heals a lost exit.
+ */
+static __always_inline int layer_enter(__u32 layer, bool nest)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct thread_starts *ts;
+
+	if (!tgid_wanted(id >> 32) || layer >= NR_LAYERS)
+		return 0;
+	ts = bpf_map_lookup_elem(&thread_starts, &tid);
+	if (!ts) {
+		static const struct thread_starts zero;
+
+		bpf_map_update_elem(&thread_starts, &tid, &zero, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&thread_starts, &tid);
+		if (!ts) {
+			count_drop(DROP_THREAD_MAP_FULL);
+			return 0;
+		}
+	}
+	if (nest && ts->depth[layer]++)
+		return 0;
+	ts->start_ns[layer] = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct thread_starts *ts;
+	__u64 start;
+
+	if (!tgid_wanted(id >> 32) || layer >= NR_LAYERS)
+		return 0;
+	ts = bpf_map_lookup_elem(&thread_starts, &tid);
+	if (!ts)
+		return 0;
+	if (nest) {
+		if (!ts->depth[layer])
+			return 0; /* entered before we attached */
+		if (--ts->depth[layer])
+			return 0; /* an inner call of the same layer */
+	}
+	start = ts->start_ns[layer];
+	if (!start)
+		return 0;
+	ts->start_ns[layer] = 0;
+	record(layer, op, bpf_ktime_get_ns() - start);
+	return 0;
+}
+
+/* ---- system call layer: syscalls:sys_enter_X / sys_exit_X ---- */
+
+#define SYSCALL_TP(name, op)                                                   \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
+	int se_##name(void *ctx)                                               \
+	{                                                                      \
+		return layer_enter(LAYER_SYSCALL, false);                      \
+	}                                                                      \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
+	int sx_##name(void *ctx)                                               \
+	{                                                                      \
+		return layer_exit(LAYER_SYSCALL, op, false);                   \
+	}
+
+SYSCALL_TP(read, FSOP_READ)
+SYSCALL_TP(pread64, FSOP_READ)
+SYSCALL_TP(readv, FSOP_READ)
+SYSCALL_TP(preadv, FSOP_READ)
+SYSCALL_TP(preadv2, FSOP_READ)
+SYSCALL_TP(write, FSOP_WRITE)
+SYSCALL_TP(pwrite64, FSOP_WRITE)
+SYSCALL_TP(writev, FSOP_WRITE)
+SYSCALL_TP(pwritev, FSOP_WRITE)
+SYSCALL_TP(pwritev2, FSOP_WRITE)
+SYSCALL_TP(open, FSOP_OPEN)
+SYSCALL_TP(openat, FSOP_OPEN)
+SYSCALL_TP(openat2, FSOP_OPEN)
+SYSCALL_TP(creat, FSOP_OPEN)
+SYSCALL_TP(fsync, FSOP_FSYNC)
+SYSCALL_TP(fdatasync, FSOP_FSYNC)
+
+/* ---- kernel functions: fentry/fexit slots and kprobe/kretprobe ---- */
+
+/*
+ * A fentry program is bound to one function at load time, so each cell has
+ * numbered slots that user space points at the functions it chose. A kprobe
+ * program can be attached to many functions, so one pair per cell.
+ */
+#define FN_SLOT(lname, layer, oname, op, nest, i)                              \
+	SEC("fentry")                                                          \
+	int fe_##lname##_##oname##_##i(void *ctx)                              \
+	{                                                                      \
+		return layer_enter(layer, nest);                               \
+	}                                                                      \
+	SEC("fexit")                                                           \
+	int fx_##lname##_##oname##_##i(void *ctx)                              \
+	{                                                                      \
+		return layer_exit(layer, op, nest);                            \
+	}
+
+#define FN_KPROBE(lname, layer, oname, op, nest)                               \
+	SEC("kprobe")                                                          \
+	int kp_##lname##_##oname(void *ctx)                                    \
+	{                                                                      \
+		return layer_enter(layer, nest);                               \
+	}                                                                      \
+	SEC("kretprobe")                                                       \
+	int kr_##lname##_##oname(void *ctx)                                    \
+	{                                                                      \
+		return layer_exit(layer, op, nest);                            \
+	}
+
+#define FN_CELL1(l, L, o, O, nest)                                             \
+	FN_KPROBE(l, L, o, O, nest)                                            \
+	FN_SLOT(l, L, o, O, nest, 0)
+#define FN_CELL2(l, L, o, O, nest)                                             \
+	FN_CELL1(l, L, o, O, nest)                                             \
+	FN_SLOT(l, L, o, O, nest, 1)
+#define FN_CELL3(l, L, o, O, nest)                                             \
+	FN_CELL2(l, L, o, O, nest)                                             \
+	FN_SLOT(l, L, o, O, nest, 2)
+#define FN_CELL4(l, L, o, O, nest)                                             \
+	FN_CELL3(l, L, o, O, nest)                                             \
+	FN_SLOT(l, L, o, O, nest, 3)
+#define FN_CELL5(l, L, o, O, nest)                                             \
+	FN_CELL4(l, L, o, O, nest)                                             \
+	FN_SLOT(l, L, o, O, nest, 4)
+
+/* Slot counts must match fn_slots[] in src/planner.c. */
+FN_CELL5(syscall, LAYER_SYSCALL, read, FSOP_READ, false)
+FN_CELL5(syscall, LAYER_SYSCALL, write, FSOP_WRITE, false)
+FN_CELL4(syscall, LAYER_SYSCALL, open, FSOP_OPEN, false)
+FN_CELL2(syscall, LAYER_SYSCALL, fsync, FSOP_FSYNC, false)
+FN_CELL3(vfs, LAYER_VFS, read, FSOP_READ, true)
+FN_CELL3(vfs, LAYER_VFS, write, FSOP_WRITE, true)
+FN_CELL1(vfs, LAYER_VFS, open, FSOP_OPEN, true)
+FN_CELL1(vfs, LAYER_VFS, fsync, FSOP_FSYNC, true)
+FN_CELL1(ext4, LAYER_EXT4, read, FSOP_READ, true)
+FN_CELL1(ext4, LAYER_EXT4, write, FSOP_WRITE, true)
+FN_CELL1(ext4, LAYER_EXT4, open, FSOP_OPEN, true)
+FN_CELL1(ext4, LAYER_EXT4, fsync, FSOP_FSYNC, true)
+FN_CELL1(xfs, LAYER_XFS, read, FSOP_READ, true)
+FN_CELL1(xfs, LAYER_XFS, write, FSOP_WRITE, true)
+FN_CELL1(xfs, LAYER_XFS, open, FSOP_OPEN, true)
+FN_CELL1(xfs, LAYER_XFS, fsync, FSOP_FSYNC, true)
+FN_CELL1(btrfs, LAYER_BTRFS, read, FSOP_READ, true)
+FN_CELL1(btrfs, LAYER_BTRFS, write, FSOP_WRITE, true)
+FN_CELL1(btrfs, LAYER_BTRFS, open, FSOP_OPEN, true)
+FN_CELL1(btrfs, LAYER_BTRFS, fsync, FSOP_FSYNC, true)
+
+/* ext4 fsync also has tracepoints, for kernels without fentry or kprobes. */
+SEC("tracepoint/ext4/ext4_sync_file_enter")
+int tp_ext4_fsync_enter(void *ctx)
+{
+	return layer_enter(LAYER_EXT4, true);
+}
+
+SEC("tracepoint/ext4/ext4_sync_file_exit")
+int tp_ext4_fsync_exit(void *ctx)
+{
+	return layer_exit(LAYER_EXT4, FSOP_FSYNC, true);
+}
+
+/* ---- block layer ---- */
+
+/* Before 5.17 the disk hung off the request itself. */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(((struct request___rq_disk *)0)->rq_disk))
+		disk = BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return 0;
+	return KDEV_MAKE(BPF_CORE_READ(disk, major),
+			 BPF_CORE_READ(disk, first_minor));
+}
+
+static __always_inline __u32 rq_op(struct request *rq)
+{
+	/* REQ_OP_MASK is the low 8 bits; these op numbers are stable ABI. */
+	switch (BPF_CORE_READ(rq, cmd_flags) & 0xff) {
+	case 0:
+		return BLKOP_READ;
+	case 1:
+		return BLKOP_WRITE;
+	case 2:
+		return BLKOP_FLUSH;
+	case 3:
+		return BLKOP_DISCARD;
+	default:
+		return BLKOP_OTHER;
+	}
+}
+
+/* Origin (block_io_start, else insert): runs in the submitter's context. */
+static __always_inline int blk_origin(struct request *rq)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct rq_start v = {};
+	__u64 key = (__u64)rq;
+
+	if (!tgid_wanted(tgid))
+		return 0;
+	if (filter_dev && rq_dev(rq) != targ_dev)
+		return 0;
+	v.origin_ns = bpf_ktime_get_ns();
+	v.tgid = tgid;
+	if (bpf_map_update_elem(&rq_starts, &key, &v, BPF_ANY))
+		count_drop(DROP_RQ_MAP_FULL);
+	return 0;
+}
+
+static __always_inline int blk_issue(struct request *rq)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct rq_start *v, nv = {};
+	__u32 tgid;
+
+	v = bpf_map_lookup_elem(&rq_starts, &key);
+	if (v) {
+		v->issue_ns = now;
+		return 0;
+	}
+	/* Seen at origin and filtered out there, or started before we were. */
+	if (blk_have_origin)
+		return 0;
+	/* No origin point attached: issue is the first sighting. */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!tgid_wanted(tgid))
+		return 0;
+	if (filter_dev && rq_dev(rq) != targ_dev)
+		return 0;
+	nv.origin_ns = now;
+	nv.issue_ns = now;
+	nv.tgid = tgid;
+	if (bpf_map_update_elem(&rq_starts, &key, &nv, BPF_ANY))
+		count_drop(DROP_RQ_MAP_FULL);
+	return 0;
+}
+
+static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
+{
+	__u64 key = (__u64)rq;
+	struct rq_start *v;
+	__u64 start;
+
+	v = bpf_map_lookup_elem(&rq_starts, &key);
+	if (!v)
+		return 0;
+	/* A partial completion: the request goes on with the rest. */
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+		return 0;
+	start = blk_queued ? v->origin_ns : v->issue_ns;
+	if (start)
+		record(LAYER_BLK, rq_op(rq), bpf_ktime_get_ns() - start);
+	bpf_map_delete_elem(&rq_starts, &key);
+	return 0;
+}
+
+/* Before 5.11 insert and issue had the queue as their first argument. */
+#define RQ_ARG(args) ((struct request *)(blk_rq_argn ? (args)[1] : (args)[0]))
+
+SEC("tp_btf/block_io_start")
+int tb_io_start(__u64 *ctx)
+{
+	return blk_origin((struct request *)ctx[0]);
+}
+
+SEC("tp_btf/block_rq_insert")
+int tb_rq_insert(__u64 *ctx)
+{
+	return blk_origin(RQ_ARG(ctx));
+}
+
+SEC("tp_btf/block_rq_issue")
+int tb_rq_issue(__u64 *ctx)
+{
+	return blk_issue(RQ_ARG(ctx));
+}
+
+SEC("tp_btf/block_rq_complete")
+int tb_rq_complete(__u64 *ctx)
+{
+	return blk_complete((struct request *)ctx[0], (__u32)ctx[2]);
+}
+
+SEC("raw_tp/block_io_start")
+int rt_io_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_origin((struct request *)ctx->args[0]);
+}
+
+SEC("raw_tp/block_rq_insert")
+int rt_rq_insert(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_origin(RQ_ARG(ctx->args));
+}
+
+SEC("raw_tp/block_rq_issue")
+int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_issue(RQ_ARG(ctx->args));
+}
+
+SEC("raw_tp/block_rq_complete")
+int rt_rq_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_complete((struct request *)ctx->args[0],
+			    (__u32)ctx->args[2]);
+}

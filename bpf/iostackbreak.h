@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF programs and user space. Fixed-width types only:
+ * both sides must agree on every byte of these structs.
+ */
+#ifndef IOSTACKBREAK_H
+#define IOSTACKBREAK_H
+
+#include "hist_bucket.h"
+
+enum layer {
+	LAYER_SYSCALL,
+	LAYER_VFS,
+	LAYER_EXT4,
+	LAYER_XFS,
+	LAYER_BTRFS,
+	LAYER_BLK,
+	NR_LAYERS,
+};
+
+/* Operations of the syscall, vfs and file-system layers. */
+enum fs_op {
+	FSOP_READ,
+	FSOP_WRITE,
+	FSOP_OPEN,
+	FSOP_FSYNC,
+	NR_FS_OPS,
+};
+
+/* Operations of the block layer, from cmd_flags & REQ_OP_MASK. */
+enum blk_op {
+	BLKOP_READ,
+	BLKOP_WRITE,
+	BLKOP_FLUSH,
+	BLKOP_DISCARD,
+	BLKOP_OTHER,
+	NR_BLK_OPS,
+};
+
+#define NR_OPS 5 /* max(NR_FS_OPS, NR_BLK_OPS): the stride of the cell index */
+#define NR_CELLS (NR_LAYERS * NR_OPS)
+#define CELL_INDEX(layer, op) ((layer) * NR_OPS + (op))
+
+/* One (layer, op) cell: a per-CPU value of the "cells" map. */
+struct cell {
+	__u64 count;
+	__u64 sum_ns;
+	__u64 min_ns; /* valid only when count > 0 */
+	__u64 max_ns;
+	__u64 buckets[HIST_NR_BUCKETS];
+};
+
+/* Why an event could not be recorded: indexes of the "drops" map. */
+enum drop_reason {
+	DROP_THREAD_MAP_FULL, /* no start slot for a thread */
+	DROP_RQ_MAP_FULL,     /* no start slot for a block request */
+	NR_DROP_REASONS,
+};
+
+/* Open calls of one thread, one slot per layer (nested layers coexist). */
+struct thread_starts {
+	__u64 start_ns[NR_LAYERS];
+	__u32 depth[NR_LAYERS]; /* re-entry depth; the outermost call is timed */
+};
+
+/* A block request between its first sighting and its completion. */
+struct rq_start {
+	__u64 origin_ns; /* block_io_start or insert: queued time starts */
+	__u64 issue_ns;  /* handed to the driver */
+	__u32 tgid;      /* submitter, recorded where it is still current */
+	__u32 pad;
+};
+
+/* Kernel dev_t encoding (MKDEV in include/linux/kdev_t.h), not glibc's. */
+#define KDEV_MINORBITS 20
+#define KDEV_MAKE(major, minor) (((__u32)(major) << KDEV_MINORBITS) | (__u32)(minor))
+
+/* Sizes of the bounded maps (user space may raise them before load). */
+#define MAX_THREADS 16384
+#define MAX_INFLIGHT_RQS 16384
+
+#endif /* IOSTACKBREAK_H */

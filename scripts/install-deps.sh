@@ -1,0 +1,25 @@
+#!/bin/sh
+# Installs the Debian packages iostackbreak needs to build, test and run.
+# Idempotent and quiet: prints nothing when everything is already there.
+set -eu
+
+PKGS="clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
+libjson-c-dev libcriterion-dev libbpf-tools python3 util-linux e2fsprogs \
+xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing; run this script as root (or: sudo apt-get install$missing)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

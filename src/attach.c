@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "layers.h"
+#include "iostackbreak.skel.h"
+
+static struct bpf_program *prog(struct tracer *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static struct bpf_program *prog(struct tracer *t, const char *fmt, ...)
+{
+	char name[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+static int keep_link(struct tracer *t, struct bpf_link *link)
+{
+	if (t->nr_links == t->cap_links) {
+		size_t cap = t->cap_links ? t->cap_links * 2 : 64;
+		struct bpf_link **l = realloc(t->links, cap * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		t->links = l;
+		t->cap_links = cap;
+	}
+	t->links[t->nr_links++] = link;
+	return 0;
+}
+
+/* The kernel function a fn-sourced target names. */
+static void target_func(const struct plan *plan, unsigned int layer, const char *target,
+			char *buf, size_t sz)
+{
+	if (layer == LAYER_SYSCALL)
+		snprintf(buf, sz, "%s%s", plan->syscall_prefix ? plan->syscall_prefix : "",
+			 target);
+	else
+		snprintf(buf, sz, "%s", target);
+}
+
+static const char *blk_prefix(const struct cell_plan *cp)
+{
+	return cp->src == SRC_TP_BTF ? "tb" : "rt";
+}
+
+/* Program names of the blk tracepoints, by tracepoint name. */
+static const char *blk_prog_suffix(const char *tp)
+{
+	if (!strcmp(tp, "block_io_start"))
+		return "io_start";
+	if (!strcmp(tp, "block_rq_insert"))
+		return "rq_insert";
+	if (!strcmp(tp, "block_rq_issue"))
+		return "rq_issue";
+	return "rq_complete";
+}
+
+/* Before load: only what the plan uses loads; fentry slots get targets. */
+static int select_programs(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, t->skel->obj)
+		bpf_program__set_autoload(p, false);
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
+			const struct cell_plan *cp = &plan->cells[layer][op];
+			const char *l = layer_name(layer), *o = op_name(layer, op);
+
+			switch (cp->src) {
+			case SRC_NONE:
+				break;
+			case SRC_TRACEPOINT:
+				if (layer == LAYER_EXT4) {
+					bpf_program__set_autoload(t->skel->progs.tp_ext4_fsync_enter, true);
+					bpf_program__set_autoload(t->skel->progs.tp_ext4_fsync_exit, true);
+					break;
+				}
+				for (unsigned int i = 0; i < cp->nr_targets; i++) {
+					bpf_program__set_autoload(prog(t, "se_%s", cp->targets[i]), true);
+					bpf_program__set_autoload(prog(t, "sx_%s", cp->targets[i]), true);
+				}
+				break;
+			case SRC_TP_BTF:
+			case SRC_RAW_TP:
+				for (unsigned int i = 0; i < cp->nr_targets; i++)
+					bpf_program__set_autoload(prog(t, "%s_%s", blk_prefix(cp),
+								       blk_prog_suffix(cp->targets[i])),
+								  true);
+				break;
+			case SRC_FENTRY:
+				for (unsigned int i = 0; i < cp->nr_targets; i++) {
+					struct bpf_program *fe = prog(t, "fe_%s_%s_%u", l, o, i);
+					struct bpf_program *fx = prog(t, "fx_%s_%s_%u", l, o, i);
+					char fn[128];
+					int e1, e2;
+
+					if (!fe || !fx) {
+						snprintf(err, errsz, "internal: no fentry slot %u for %s %s",
+							 i, l, o);
+						return -1;
+					}
+					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
+					e1 = bpf_program__set_attach_target(fe, 0, fn);
+					e2 = bpf_program__set_attach_target(fx, 0, fn);
+					if (e1 || e2) {
+						snprintf(err, errsz, "cannot point fentry at %s: %s", fn,
+							 strerror(-(e1 ? e1 : e2)));
+						return -1;
+					}
+					bpf_program__set_autoload(fe, true);
+					bpf_program__set_autoload(fx, true);
+				}
+				if (!plan->kprobe_fallback)
+					break;
+				/* kprobes are loaded too, as a fallback */
+				__attribute__((fallthrough));
+			case SRC_KPROBE:
+				bpf_program__set_autoload(prog(t, "kp_%s_%s", l, o), true);
+				bpf_program__set_autoload(prog(t, "kr_%s_%s", l, o), true);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static struct bpf_link *attach_kprobe(struct bpf_program *p, bool ret, const char *fn)
+{
+	LIBBPF_OPTS(bpf_kprobe_opts, opts, .retprobe = ret);
+
+	return bpf_program__attach_kprobe_opts(p, fn, &opts);
+}
+
+/*
+ * Attaches an exit program, then its entry: an entry without its exit would
+ * leave start slots that never close.
+ */
+static int attach_pair(struct tracer *t, struct bpf_link *exit_link,
+		       struct bpf_link *(*entry)(struct bpf_program *, const char *),
+		       struct bpf_program *entry_prog, const char *fn)
+{
+	struct bpf_link *l;
+	int err;
+
+	if (!exit_link)
+		return -errno;
+	l = entry(entry_prog, fn);
+	if (!l) {
+		err = -errno;
+		bpf_link__destroy(exit_link);
+		return err;
+	}
+	if (keep_link(t, exit_link) || keep_link(t, l))
+		return -ENOMEM;
+	return 0;
+}
+
+static struct bpf_link *entry_plain(struct bpf_program *p, const char *fn)
+{
+	(void)fn;
+	return bpf_program__attach(p);
+}
+
+static struct bpf_link *entry_kprobe(struct bpf_program *p, const char *fn)
+{
+	return attach_kprobe(p, false, fn);
+}
+
+static void note_failure(struct cell_plan *cp, const char *what, const char *target, int err)
+{
+	size_t used = strlen(cp->why);
+
+	snprintf(cp->why + used, sizeof(cp->why) - used, "%s%s %s: %s", used ? "; " : "",
+		 what, target, strerror(-err));
+}
+
+/* Attaches one target of a fn-sourced cell, falling back to kprobe. */
+static int attach_fn_target(struct tracer *t, const struct plan *plan, unsigned int layer,
+			    unsigned int op, struct cell_plan *cp, unsigned int i)
+{
+	const char *l = layer_name(layer), *o = op_name(layer, op);
+	char fn[128];
+	int err = 0;
+
+	target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
+	if (cp->tgt_src[i] == SRC_FENTRY) {
+		err = attach_pair(t, bpf_program__attach(prog(t, "fx_%s_%s_%u", l, o, i)),
+				  entry_plain, prog(t, "fe_%s_%s_%u", l, o, i), fn);
+		if (!err)
+			return 0;
+		note_failure(cp, "fentry", fn, err);
+		if (!plan->kprobe_fallback)
+			return err;
+		cp->tgt_src[i] = SRC_KPROBE;
+	}
+	err = attach_pair(t, attach_kprobe(prog(t, "kr_%s_%s", l, o), true, fn), entry_kprobe,
+			  prog(t, "kp_%s_%s", l, o), fn);
+	if (err)
+		note_failure(cp, "kprobe", fn, err);
+	return err;
+}
+
+static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int layer,
+		       unsigned int op, struct cell_plan *cp)
+{
+	unsigned int ok = 0;
+	int err;
+
+	for (unsigned int i = 0; i < cp->nr_targets; i++) {
+		switch (cp->src) {
+		case SRC_TRACEPOINT:
+			if (layer == LAYER_EXT4)
+				err = attach_pair(t, bpf_program__attach(t->skel->progs.tp_ext4_fsync_exit),
+						  entry_plain, t->skel->progs.tp_ext4_fsync_enter, NULL);
+			else
+				err = attach_pair(t, bpf_program__attach(prog(t, "sx_%s", cp->targets[i])),
+						  entry_plain, prog(t, "se_%s", cp->targets[i]), NULL);
+			if (err)
+				note_failure(cp, "tracepoint", cp->targets[i], err);
+			break;
+		case SRC_FENTRY:
+		case SRC_KPROBE:
+			err = attach_fn_target(t, plan, layer, op, cp, i);
+			break;
+		default:
+			err = 0;
+		}
+		ok += !err;
+	}
+	if (!ok)
+		cp->src = SRC_NONE;
+	return 0;
+}
+
+/* The block layer: completion first, so no request is left open by us. */
+static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t errsz)
+{
+	struct cell_plan *cp = &plan->cells[LAYER_BLK][0];
+
+	for (int i = (int)cp->nr_targets - 1; i >= 0; i--) {
+		const char *tp = cp->targets[i];
+		struct bpf_link *l = bpf_program__attach(prog(t, "%s_%s", blk_prefix(cp),
+							      blk_prog_suffix(tp)));
+
+		if (!l || keep_link(t, l)) {
+			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s): %s", tp,
+				 source_name(cp->src), strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs,
+		 char *err, size_t errsz)
+{
+	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->skel = iostackbreak_bpf__open();
+	if (!t->skel) {
+		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	t->skel->rodata->targ_tgid = (__u32)knobs->tgid;
+	t->skel->rodata->filter_dev = knobs->filter_dev;
+	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
+	t->skel->rodata->blk_queued = knobs->queued;
+	t->skel->rodata->blk_have_origin = blk && plan->blk_origin;
+	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
+	if (select_programs(t, plan, err, errsz))
+		return -1;
+	ret = iostackbreak_bpf__load(t->skel);
+	if (ret) {
+		snprintf(err, errsz, "the kernel refused to load the BPF programs (%s); run "
+			 "with -v to see the verifier's log", strerror(-ret));
+		return -1;
+	}
+	if (blk && attach_blk(t, plan, err, errsz))
+		return -1;
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		if (layer == LAYER_BLK)
+			continue;
+		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+			if (plan->cells[layer][op].src != SRC_NONE)
+				attach_cell(t, plan, layer, op, &plan->cells[layer][op]);
+	}
+	return 0;
+}
+
+void tracer_stop(struct tracer *t)
+{
+	/* Entries were attached after their exits: detach them first. */
+	for (size_t i = t->nr_links; i > 0; i--)
+		bpf_link__destroy(t->links[i - 1]);
+	free(t->links);
+	iostackbreak_bpf__destroy(t->skel);
+	memset(t, 0, sizeof(*t));
+}

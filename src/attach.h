@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Carries out a plan: opens the BPF object, sets its knobs, loads what the
+ * plan needs and attaches it, exits before entries. */
+#ifndef ATTACH_H
+#define ATTACH_H
+
+#include <stddef.h>
+#include "planner.h"
+
+struct iostackbreak_bpf;
+struct bpf_link;
+
+struct tracer {
+	struct iostackbreak_bpf *skel;
+	struct bpf_link **links;
+	size_t nr_links;
+	size_t cap_links;
+};
+
+struct tracer_knobs {
+	int tgid;               /* 0: all */
+	bool filter_dev;
+	unsigned int dev_major, dev_minor;
+	bool queued;
+};
+
+/*
+ * Loads and attaches per plan. Cells whose targets all fail to attach are
+ * marked SRC_NONE with the reason; a target that fell back from fentry to
+ * kprobe says so. Returns 0, or -1 with one line in err.
+ */
+int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs,
+		 char *err, size_t errsz);
+
+/* Detaches and unloads everything. */
+void tracer_stop(struct tracer *t);
+
+#endif /* ATTACH_H */

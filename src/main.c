@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * iostackbreak: the skeleton's lifecycle. Parse, check, probe, plan, load,
+ * attach, report until stopped, detach. Everything that can be tested
+ * without a kernel lives in the modules this file calls.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "collect.h"
+#include "disk.h"
+#include "layers.h"
+#include "opts.h"
+#include "planner.h"
+#include "probe.h"
+#include "report.h"
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t child_exited;
+static bool verbose;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_child(int sig)
+{
+	(void)sig;
+	child_exited = 1;
+}
+
+static void die_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void die_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("iostackbreak: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's own messages only when asked for: ours say what to do. */
+	if (!verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* CAP_BPF + CAP_PERFMON (5.8+) or CAP_SYS_ADMIN, in the effective set. */
+static bool has_bpf_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+	unsigned long long eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	eff = ((unsigned long long)data[1].effective << 32) | data[0].effective;
+	if (eff & (1ULL << CAP_SYS_ADMIN))
+		return true;
+	return (eff & (1ULL << 39)) && (eff & (1ULL << 38)); /* CAP_BPF, CAP_PERFMON */
+}
+
+static double elapsed_s(const struct timespec *from, const struct timespec *to)
+{
+	return (double)(to->tv_sec - from->tv_sec) + (double)(to->tv_nsec - from->tv_nsec) / 1e9;
+}
+
+/* Starts COMMAND stopped at a pipe; it execs when released. */
+static pid_t spawn_held(char **argv, int *release_fd)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char go;
+
+		close(fds[1]);
+		/* Released (or the tracer died): EOF either way; go only on a byte. */
+		if (read(fds[0], &go, 1) != 1)
+			_exit(126);
+		close(fds[0]);
+		signal(SIGINT, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "iostackbreak: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	*release_fd = fds[1];
+	return pid;
+}
+
+static void print_report(const struct config *cfg, const struct plan *plan,
+			 const struct snapshot *cur, const struct snapshot *prev, double secs)
+{
+	static struct report r;
+
+	memset(&r, 0, sizeof(r));
+	clock_gettime(CLOCK_REALTIME, &r.wall);
+	r.interval_s = secs;
+	r.plan = plan;
+	r.dropped = cur->dropped - (prev ? prev->dropped : 0);
+	for (unsigned int l = 0; l < NR_LAYERS; l++)
+		for (unsigned int o = 0; o < NR_OPS; o++) {
+			if (prev)
+				cell_diff(&r.cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
+			else
+				r.cells[l][o] = cur->cells[l][o];
+		}
+	if (cfg->json)
+		report_json(stdout, &r);
+	else
+		report_text(stdout, &r, cfg->unit);
+	fflush(stdout);
+}
+
+static int check_layers(const struct plan *plan, const struct config *cfg)
+{
+	unsigned int failed = plan_failed_layers(plan, cfg);
+	char line[1024];
+
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		if (!(failed & (1U << layer)))
+			continue;
+		plan_layer_error(plan, layer, line, sizeof(line));
+		die_line("%s", line);
+	}
+	return failed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct snapshot prev, cur;
+	struct tracer_knobs knobs = {};
+	struct tracer tracer = {};
+	struct timespec t0, tlast, now;
+	struct disk_id disk = {};
+	struct config cfg;
+	struct kcaps caps;
+	struct plan plan;
+	int release_fd = -1, exit_code = 0, child_status = 0;
+	pid_t child = 0;
+	char err[512];
+	unsigned int reports = 0;
+
+	switch (parse_options(argc, argv, &cfg)) {
+	case 0:
+		break;
+	default:
+		die_line("%s", cfg.errmsg);
+		return 2;
+	}
+	if (cfg.help_shown)
+		return 0;
+	verbose = cfg.verbose;
+	libbpf_set_print(libbpf_print);
+	if (!has_bpf_caps()) {
+		die_line("needs root, or the capabilities CAP_BPF and CAP_PERFMON (or "
+			 "CAP_SYS_ADMIN): run it with sudo");
+		return 1;
+	}
+	if (cfg.pid && kill(cfg.pid, 0) && errno == ESRCH) {
+		die_line("no process with PID %d: check the PID (it may have exited)", cfg.pid);
+		return 1;
+	}
+	if (cfg.disk) {
+		if (disk_resolve("/sys", cfg.disk, &disk, err, sizeof(err))) {
+			die_line("%s", err);
+			return 1;
+		}
+		knobs.filter_dev = true;
+		knobs.dev_major = disk.major;
+		knobs.dev_minor = disk.minor;
+	}
+	if (kcaps_probe(&caps, err, sizeof(err))) {
+		die_line("%s", err);
+		return 1;
+	}
+	plan_build(&caps, &cfg, &plan);
+	if (check_layers(&plan, &cfg)) {
+		kcaps_free(&caps);
+		return 1;
+	}
+	if (cfg.command) {
+		signal(SIGCHLD, on_child);
+		child = spawn_held(cfg.command, &release_fd);
+		if (child < 0) {
+			die_line("cannot start %s: %s", cfg.command[0], strerror(errno));
+			kcaps_free(&caps);
+			return 1;
+		}
+	}
+	knobs.tgid = cfg.command ? child : cfg.pid;
+	knobs.queued = cfg.queued;
+	if (tracer_start(&tracer, &plan, &knobs, err, sizeof(err))) {
+		die_line("%s", err);
+		exit_code = 1;
+		goto out;
+	}
+	if (check_layers(&plan, &cfg)) {
+		exit_code = 1;
+		goto out;
+	}
+	if (cfg.verbose)
+		plan_print(&plan, stderr);
+	if (cfg.plan_only) {
+		plan_print(&plan, stdout);
+		goto out;
+	}
+	if (!plan_nr_traced(&plan)) {
+		die_line("nothing to trace on this kernel: see iostackbreak --plan");
+		exit_code = 1;
+		goto out;
+	}
+	report_skipped_text(stderr, &plan);
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	tlast = t0;
+	if (cfg.command)
+		fprintf(stderr, "Tracing %s (pid %d). Hit Ctrl-C to end.\n", cfg.command[0], child);
+	else
+		fprintf(stderr, "Tracing I/O latency by layer. Hit Ctrl-C to end.\n");
+	if (release_fd >= 0) {
+		if (write(release_fd, "g", 1) != 1)
+			die_line("cannot release %s: %s", cfg.command[0], strerror(errno));
+		close(release_fd);
+		release_fd = -1;
+	}
+
+	for (;;) {
+		struct timespec nap = { 0, 100 * 1000 * 1000 };
+
+		if (child_exited && waitpid(child, &child_status, WNOHANG) == child)
+			break;
+		child_exited = 0;
+		if (stop_signal)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (cfg.interval && elapsed_s(&tlast, &now) >= cfg.interval) {
+			if (snapshot_take(&tracer, &cur)) {
+				die_line("cannot read the BPF maps: %s", strerror(errno));
+				exit_code = 1;
+				goto out;
+			}
+			print_report(&cfg, &plan, &cur, &prev, elapsed_s(&tlast, &now));
+			prev = cur;
+			/* Advance by the interval, not to now: reports do not drift. */
+			tlast.tv_sec += cfg.interval;
+			if (cfg.count && ++reports >= cfg.count)
+				goto out;
+			continue;
+		}
+		nanosleep(&nap, NULL);
+	}
+	/* Stopped by a signal or the command's end: report what is not yet. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (snapshot_take(&tracer, &cur)) {
+		die_line("cannot read the BPF maps: %s", strerror(errno));
+		exit_code = 1;
+		goto out;
+	}
+	print_report(&cfg, &plan, &cur, cfg.interval ? &prev : NULL, elapsed_s(&tlast, &now));
+	if (cfg.command && !stop_signal) {
+		if (WIFEXITED(child_status))
+			exit_code = WEXITSTATUS(child_status);
+		else if (WIFSIGNALED(child_status))
+			exit_code = 128 + WTERMSIG(child_status);
+	}
+out:
+	tracer_stop(&tracer);
+	kcaps_free(&caps);
+	if (release_fd >= 0)
+		close(release_fd); /* an unreleased command exits without running */
+	if (child > 0 && exit_code && !WIFEXITED(child_status))
+		waitpid(child, NULL, 0);
+	return exit_code;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command-line parsing: argv in, a validated struct config out, no exits. */
+#ifndef OPTS_H
+#define OPTS_H
+
+#include <stdbool.h>
+
+enum unit {
+	UNIT_NS,
+	UNIT_US,
+	UNIT_MS,
+};
+
+enum attach_mode {
+	ATTACH_AUTO,
+	ATTACH_FENTRY,
+	ATTACH_KPROBE,
+	ATTACH_TRACEPOINT,
+};
+
+struct config {
+	unsigned int layers;      /* bit mask of enum layer */
+	bool layers_given;        /* -T was given: untraceable layers are errors */
+	int pid;                  /* 0: every process */
+	const char *disk;         /* -d name, resolved later against sysfs */
+	bool queued;              /* -Q */
+	enum unit unit;
+	bool json;
+	bool plan_only;           /* --plan: print the plan as attached, exit */
+	bool verbose;             /* -v: plan on stderr and libbpf's messages */
+	enum attach_mode attach;
+	unsigned int interval;    /* seconds between reports; 0: one at the end */
+	unsigned int count;       /* number of interval reports; 0: until stopped */
+	char **command;           /* -- COMMAND ARGS...: NULL-terminated */
+	bool help_shown;          /* --help/--usage/--version printed; exit 0 */
+	char errmsg[256];         /* why parsing failed */
+};
+
+/*
+ * Parses argv into cfg. Returns 0 on success, 2 on a usage error (errmsg says
+ * what is wrong and what to do). Never exits; --help sets help_shown.
+ */
+int parse_options(int argc, char **argv, struct config *cfg);
+
+const char *unit_name(enum unit unit);
+const char *attach_mode_name(enum attach_mode mode);
+
+#endif /* OPTS_H */

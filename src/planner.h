@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The attach planner: a pure function from what this kernel has (struct
+ * kcaps, filled by probe.c or by a test) and what the user asked for
+ * (struct config) to what gets attached (struct plan), with the reason for
+ * every source that was passed over.
+ */
+#ifndef PLANNER_H
+#define PLANNER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "iostackbreak.h"
+#include "opts.h"
+
+enum source {
+	SRC_NONE,
+	SRC_TRACEPOINT, /* classic tracepoint: syscalls:*, ext4:* */
+	SRC_TP_BTF,     /* BTF-typed raw tracepoint (block layer) */
+	SRC_RAW_TP,     /* raw tracepoint (block layer) */
+	SRC_FENTRY,     /* fentry/fexit */
+	SRC_KPROBE,     /* kprobe/kretprobe */
+};
+
+struct kcaps {
+	bool btf;                   /* /sys/kernel/btf/vmlinux loads */
+	bool fentry;                /* a trial fentry/fexit loaded and attached */
+	const char *fentry_why;     /* if not, why (one phrase) */
+	bool kprobes;               /* the kernel can create kprobes */
+	const char *kprobe_why;
+	const char *syscall_prefix; /* "__x64_sys_", "__arm64_sys_", ... or NULL */
+	bool blk_rq_q_arg;          /* insert/issue take (q, rq): before 5.11 */
+	void *ctx;
+	/* category/event, e.g. ("syscalls", "sys_enter_read") */
+	bool (*tracepoint_exists)(void *ctx, const char *category, const char *event);
+	/* a function fentry can be pointed at (in BTF, vmlinux or module) */
+	bool (*func_in_btf)(void *ctx, const char *func);
+	/* a function kprobes can attach to (kallsyms, not blacklisted) */
+	bool (*func_in_kallsyms)(void *ctx, const char *func);
+	/* the file system is registered; if not, why (e.g. module not loaded) */
+	bool (*fs_registered)(void *ctx, const char *fs);
+};
+
+#define MAX_TARGETS 5 /* the most fentry slots of any cell (bpf/iostackbreak.bpf.c) */
+
+struct cell_plan {
+	bool wanted;               /* its layer was asked for */
+	enum source src;           /* SRC_NONE: not traced */
+	unsigned int nr_targets;
+	const char *targets[MAX_TARGETS]; /* syscall, function or tracepoint names */
+	enum source tgt_src[MAX_TARGETS]; /* per target: may fall back at attach */
+	char why[400];             /* sources passed over, and why */
+};
+
+struct plan {
+	struct cell_plan cells[NR_LAYERS][NR_OPS];
+	/* Block layer programs, shared by all its ops. */
+	const char *blk_origin;    /* "block_io_start", "block_rq_insert" or NULL */
+	bool blk_rq_q_arg;
+	enum attach_mode mode;
+	const char *syscall_prefix; /* for syscall cells traced by function */
+	bool kprobe_fallback;       /* a fentry target may fall back to kprobe */
+};
+
+/* Fills plan. Never fails: cells that cannot be traced say why. */
+void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan *plan);
+
+/* Layers asked for with -T of which not one cell can be traced. */
+unsigned int plan_failed_layers(const struct plan *plan, const struct config *cfg);
+
+/* Why a layer cannot be traced at all, with the remedy, in one line. */
+void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, size_t sz);
+
+/* Number of traced cells. */
+unsigned int plan_nr_traced(const struct plan *plan);
+
+const char *source_name(enum source src);
+
+/* The table printed by --plan and -v. */
+void plan_print(const struct plan *plan, FILE *out);
+
+/* Functions (or syscalls) a cell may use, in preference order. */
+const char *const *cell_candidates(unsigned int layer, unsigned int op);
+
+/* fentry slots compiled into the BPF object for a cell. */
+unsigned int cell_fn_slots(unsigned int layer, unsigned int op);
+
+#endif /* PLANNER_H */

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "layers.h"
+#include "probe.h"
+
+#define MAX_NAMES 64
+
+/* What the probes found, behind caps->ctx. */
+struct probe_ctx {
+	struct btf *vmlinux;
+	struct btf *modules[NR_LAYERS]; /* split BTF of fs modules, by layer */
+	const char *names[MAX_NAMES];   /* functions we may attach to */
+	bool in_kallsyms[MAX_NAMES];
+	unsigned int nr_names;
+	char fentry_why[160];
+	char kprobe_why[160];
+	char syscall_prefix[32];
+};
+
+const char *tracefs_path(void)
+{
+	static const char *const paths[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	struct stat st;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		char probe[64];
+
+		snprintf(probe, sizeof(probe), "%s/events", paths[i]);
+		if (!stat(probe, &st))
+			return paths[i];
+	}
+	/* Not mounted: libbpf needs it for tracepoint ids, so mount it. */
+	if (!mount("tracefs", paths[0], "tracefs", 0, NULL))
+		return paths[0];
+	return NULL;
+}
+
+static bool tracepoint_exists(void *ctx, const char *category, const char *event)
+{
+	const char *root = tracefs_path();
+	char path[256];
+	struct stat st;
+
+	(void)ctx;
+	if (!root)
+		return false;
+	snprintf(path, sizeof(path), "%s/events/%s/%s", root, category, event);
+	return !stat(path, &st);
+}
+
+static bool btf_has_func(const struct btf *btf, const char *func)
+{
+	return btf && btf__find_by_name_kind(btf, func, BTF_KIND_FUNC) >= 0;
+}
+
+static bool func_in_btf(void *ctx, const char *func)
+{
+	struct probe_ctx *p = ctx;
+
+	if (btf_has_func(p->vmlinux, func))
+		return true;
+	for (unsigned int i = 0; i < NR_LAYERS; i++)
+		if (btf_has_func(p->modules[i], func))
+			return true;
+	return false;
+}
+
+static bool func_in_kallsyms(void *ctx, const char *func)
+{
+	struct probe_ctx *p = ctx;
+
+	for (unsigned int i = 0; i < p->nr_names; i++)
+		if (!strcmp(p->names[i], func))
+			return p->in_kallsyms[i];
+	return false;
+}
+
+static bool fs_registered(void *ctx, const char *fs)
+{
+	FILE *f = fopen("/proc/filesystems", "r");
+	char line[128];
+	bool found = false;
+
+	(void)ctx;
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *name = strrchr(line, '\t');
+
+		name = name ? name + 1 : line;
+		name[strcspn(name, "\n")] = '\0';
+		found = !strcmp(name, fs);
+	}
+	fclose(f);
+	return found;
+}
+
+/* Every function name a plan could use, with the syscall prefix applied. */
+static void collect_names(struct probe_ctx *p)
+{
+	static char sys_names[32][64];
+	unsigned int nsys = 0;
+
+	p->nr_names = 0;
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		if (layer == LAYER_BLK)
+			continue;
+		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+			const char *const *c = cell_candidates(layer, op);
+
+			for (; *c && p->nr_names < MAX_NAMES; c++) {
+				if (layer == LAYER_SYSCALL) {
+					if (!p->syscall_prefix[0] || nsys >= 32)
+						continue;
+					snprintf(sys_names[nsys], sizeof(sys_names[0]), "%s%s",
+						 p->syscall_prefix, *c);
+					p->names[p->nr_names++] = sys_names[nsys++];
+				} else {
+					p->names[p->nr_names++] = *c;
+				}
+			}
+		}
+	}
+}
+
+/* One pass over /proc/kallsyms for the names we care about. */
+static void scan_kallsyms(struct probe_ctx *p)
+{
+	static const char *const prefixes[] = { "__x64_sys_", "__arm64_sys_", "__s390x_sys_",
+						"__riscv_sys_", "__ia32_sys_", "sys_" };
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+
+	if (!f)
+		return;
+	/* First pass finds the arch's syscall wrapper prefix. */
+	while (!p->syscall_prefix[0] && fgets(line, sizeof(line), f)) {
+		char sym[256], type;
+
+		if (sscanf(line, "%*s %c %255s", &type, sym) != 2)
+			continue;
+		for (unsigned int i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+			size_t n = strlen(prefixes[i]);
+
+			if (!strncmp(sym, prefixes[i], n) && !strcmp(sym + n, "pread64")) {
+				snprintf(p->syscall_prefix, sizeof(p->syscall_prefix), "%s",
+					 prefixes[i]);
+				break;
+			}
+		}
+	}
+	collect_names(p);
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		char sym[256], type;
+
+		if (sscanf(line, "%*s %c %255s", &type, sym) != 2)
+			continue;
+		if (type != 't' && type != 'T')
+			continue;
+		for (unsigned int i = 0; i < p->nr_names; i++)
+			if (!p->in_kallsyms[i] && !strcmp(sym, p->names[i]))
+				p->in_kallsyms[i] = true;
+	}
+	fclose(f);
+}
+
+static void describe_errno(char *buf, size_t sz, const char *what, int err)
+{
+	switch (err) {
+	case EPERM:
+	case EACCES:
+		snprintf(buf, sz, "%srefused by this kernel (%s: lockdown or a BPF LSM "
+			 "policy)", what, err == EPERM ? "EPERM" : "EACCES");
+		break;
+	case EOPNOTSUPP:
+	case 524: /* ENOTSUPP, the kernel-internal errno */
+		snprintf(buf, sz, "%snot supported by this kernel build (no BPF "
+			 "trampoline)", what);
+		break;
+	default:
+		snprintf(buf, sz, "%sfailed on this kernel (%s)", what, strerror(err));
+	}
+}
+
+/*
+ * Loads and attaches the smallest fentry program to one function, because
+ * only trying tells: a kernel can have BTF and still refuse trampolines.
+ */
+static void probe_fentry(struct probe_ctx *p, struct kcaps *caps)
+{
+	static const char *const targets[] = { "vfs_read", "ksys_read", "do_sys_openat2" };
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
+		{ .code = 0x95 },                          /* exit */
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
+	int id = -1, fd, link;
+
+	for (unsigned int i = 0; i < 3 && id < 0; i++)
+		id = btf__find_by_name_kind(p->vmlinux, targets[i], BTF_KIND_FUNC);
+	if (id < 0) {
+		snprintf(p->fentry_why, sizeof(p->fentry_why),
+			 "no function to try fentry on in kernel BTF");
+		return;
+	}
+	opts.attach_btf_id = (__u32)id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "iosb_probe", "GPL", insns, 2, &opts);
+	if (fd < 0) {
+		describe_errno(p->fentry_why, sizeof(p->fentry_why), "", errno);
+		return;
+	}
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	if (link < 0) {
+		describe_errno(p->fentry_why, sizeof(p->fentry_why), "attach ", errno);
+		close(fd);
+		return;
+	}
+	close(link);
+	close(fd);
+	caps->fentry = true;
+}
+
+static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
+{
+	const char *tfs = tracefs_path();
+	char path[256];
+	struct stat st;
+
+	/* The kprobe PMU (4.17+) or the legacy kprobe_events file. */
+	if (!stat("/sys/bus/event_source/devices/kprobe/type", &st)) {
+		caps->kprobes = true;
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/kprobe_events", tfs ? tfs : "/sys/kernel/tracing");
+	if (tfs && !stat(path, &st)) {
+		caps->kprobes = true;
+		return;
+	}
+	snprintf(p->kprobe_why, sizeof(p->kprobe_why),
+		 "not built into this kernel (no kprobe PMU, no kprobe_events: "
+		 "CONFIG_KPROBES off)");
+}
+
+/* Is the old (q, rq) prototype of block_rq_issue in this kernel's BTF? */
+static bool probe_blk_q_arg(const struct btf *btf)
+{
+	const struct btf_type *t;
+	int id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
+
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, (__u32)id);        /* typedef */
+	t = btf__type_by_id(btf, t->type);           /* pointer */
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type);           /* func proto */
+	return t && btf_is_func_proto(t) && btf_vlen(t) == 3; /* (void *, q, rq) */
+}
+
+int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
+{
+	static const unsigned int fs_layers[] = { LAYER_EXT4, LAYER_XFS, LAYER_BTRFS };
+	struct probe_ctx *p = calloc(1, sizeof(*p));
+
+	memset(caps, 0, sizeof(*caps));
+	if (!p) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	caps->ctx = p;
+	caps->tracepoint_exists = tracepoint_exists;
+	caps->func_in_btf = func_in_btf;
+	caps->func_in_kallsyms = func_in_kallsyms;
+	caps->fs_registered = fs_registered;
+	p->vmlinux = btf__load_vmlinux_btf();
+	if (!p->vmlinux) {
+		snprintf(err, errsz, "this kernel has no BTF (/sys/kernel/btf/vmlinux missing: "
+			 "CONFIG_DEBUG_INFO_BTF is off); iostackbreak needs a kernel with BTF");
+		return -1;
+	}
+	caps->btf = true;
+	for (unsigned int i = 0; i < 3; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", layer_name(fs_layers[i]));
+		if (!access(path, R_OK))
+			p->modules[fs_layers[i]] = btf__parse_split(path, p->vmlinux);
+	}
+	scan_kallsyms(p);
+	if (p->syscall_prefix[0])
+		caps->syscall_prefix = p->syscall_prefix;
+	probe_fentry(p, caps);
+	caps->fentry_why = p->fentry_why;
+	probe_kprobes(p, caps);
+	caps->kprobe_why = p->kprobe_why;
+	caps->blk_rq_q_arg = probe_blk_q_arg(p->vmlinux);
+	return 0;
+}
+
+void kcaps_free(struct kcaps *caps)
+{
+	struct probe_ctx *p = caps->ctx;
+
+	if (!p)
+		return;
+	for (unsigned int i = 0; i < NR_LAYERS; i++)
+		btf__free(p->modules[i]);
+	btf__free(p->vmlinux);
+	free(p);
+	caps->ctx = NULL;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Fills struct kcaps from the running kernel: BTF, trial fentry, kprobe
+ * support, tracepoints, functions, file systems. Probes, never guesses from
+ * the version number. */
+#ifndef PROBE_H
+#define PROBE_H
+
+#include "planner.h"
+
+/* Returns 0, or -1 with the reason in err when the kernel cannot run us. */
+int kcaps_probe(struct kcaps *caps, char *err, size_t errsz);
+void kcaps_free(struct kcaps *caps);
+
+/* Mounts tracefs if it is not mounted; returns its path or NULL. */
+const char *tracefs_path(void);
+
+#endif /* PROBE_H */

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The text report: histograms in the familiar "low -> high : count |***|"
+ * form, then a summary table, every time in the chosen unit. */
+#include <inttypes.h>
+#include <string.h>
+#include "layers.h"
+#include "report.h"
+
+#define BAR_WIDTH 40
+
+/* A bound in the unit: exact integers in ns, else up to the unit's digits. */
+static void fmt_bound(char *buf, size_t sz, uint64_t ns, enum unit unit)
+{
+	if (unit == UNIT_NS) {
+		snprintf(buf, sz, "%" PRIu64, ns);
+		return;
+	}
+	snprintf(buf, sz, "%.*f", unit == UNIT_US ? 3 : 6, ns_to_unit(ns, unit));
+	/* "2.048000" -> "2.048", "4.000" -> "4" */
+	char *dot = strchr(buf, '.');
+	if (dot) {
+		char *end = buf + strlen(buf) - 1;
+
+		while (end > dot && *end == '0')
+			*end-- = '\0';
+		if (end == dot)
+			*end = '\0';
+	}
+}
+
+static void print_hist(FILE *out, const cell_stats *c, enum unit unit)
+{
+	uint64_t slots[LOG2_SLOTS], most = 0;
+	int first = -1, last = -1;
+
+	cell_log2(c, slots);
+	for (int k = 0; k < LOG2_SLOTS; k++) {
+		if (!slots[k])
+			continue;
+		if (first < 0)
+			first = k;
+		last = k;
+		if (slots[k] > most)
+			most = slots[k];
+	}
+	if (first < 0)
+		return;
+	fprintf(out, "%26s : %-9s %s\n", unit_name(unit), "count", "distribution");
+	for (int k = first; k <= last; k++) {
+		uint64_t lo = k ? 1ULL << k : 0, hi = (1ULL << (k + 1)) - 1;
+		char los[32], his[32];
+		int stars = (int)(slots[k] * BAR_WIDTH / most);
+
+		fmt_bound(los, sizeof(los), lo, unit);
+		if (k == LOG2_SLOTS - 1)
+			snprintf(his, sizeof(his), "...");
+		else
+			fmt_bound(his, sizeof(his), hi, unit);
+		fprintf(out, "%12s -> %-10s : %-9" PRIu64 " |%-*.*s|\n", los, his, slots[k],
+			BAR_WIDTH, stars, "****************************************");
+	}
+}
+
+static void fmt_value(char *buf, size_t sz, uint64_t ns, enum unit unit)
+{
+	if (unit == UNIT_NS)
+		snprintf(buf, sz, "%" PRIu64, ns);
+	else
+		snprintf(buf, sz, "%.2f", ns_to_unit(ns, unit));
+}
+
+void report_text(FILE *out, const struct report *r, enum unit unit)
+{
+	const struct plan *plan = r->plan;
+
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
+			const cell_stats *c = &r->cells[layer][op];
+
+			if (plan->cells[layer][op].src == SRC_NONE || !c->count)
+				continue;
+			fprintf(out, "\n%s %s: %llu calls, latency in %s\n",
+				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
+				unit_name(unit));
+			print_hist(out, c, unit);
+		}
+	}
+	fprintf(out, "\n%-8s %-7s %10s %12s %12s %12s %12s %12s %14s\n", "LAYER", "OP", "COUNT",
+		"AVG", "P50", "P90", "P99", "MAX", "TOTAL");
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
+			const cell_stats *c = &r->cells[layer][op];
+			char avg[32], p50[32], p90[32], p99[32], max[32], total[32];
+
+			if (plan->cells[layer][op].src == SRC_NONE)
+				continue;
+			if (!c->count) {
+				fprintf(out, "%-8s %-7s %10d %12s %12s %12s %12s %12s %14s\n",
+					layer_name(layer), op_name(layer, op), 0, "-", "-", "-",
+					"-", "-", "-");
+				continue;
+			}
+			fmt_value(avg, sizeof(avg), c->sum_ns / c->count, unit);
+			fmt_value(p50, sizeof(p50), cell_percentile(c, 50), unit);
+			fmt_value(p90, sizeof(p90), cell_percentile(c, 90), unit);
+			fmt_value(p99, sizeof(p99), cell_percentile(c, 99), unit);
+			fmt_value(max, sizeof(max), c->max_ns, unit);
+			fmt_value(total, sizeof(total), c->sum_ns, unit);
+			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s\n",
+				layer_name(layer), op_name(layer, op), (unsigned long long)c->count, avg, p50, p90,
+				p99, max, total);
+		}
+	}
+	fprintf(out, "(times in %s over %.3f s", unit_name(unit), r->interval_s);
+	if (r->dropped)
+		fprintf(out, "; %" PRIu64 " events DROPPED: a map was full", r->dropped);
+	fprintf(out, ")\n");
+}
