@@ -41,7 +41,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
 .PHONY: all clean check unit integration vm install format deps
-all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork
+all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -68,7 +68,12 @@ $(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
 
 $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $< -lpthread -o $@
+	$(Q)$(CC) $(CFLAGS) $< -pthread -o $@
+
+# Static: traced as a command, it makes no loader or library reads.
+$(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -MF $@.d -static $< -pthread -o $@
 
 $(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) tests/unit/unit.h
 	$(call msg,BINARY,$@)

@@ -1,0 +1,193 @@
+"""Shared plumbing for the integration tests: run the tool and the workload,
+wait for their handshakes, read the kernel's own counters.
+
+The tests compare iostackbreak's counts with independent truths: the
+workload's own count, /proc/PID/io and /proc/diskstats."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOL = os.path.join(ROOT, "build", "iostackbreak")
+IOWORK = os.path.join(ROOT, "build", "iowork")
+READY_LINE = "Hit Ctrl-C to end."
+
+
+class Skip(Exception):
+    """The test cannot run here; the message says why."""
+
+
+class Tool:
+    """iostackbreak running in the background until stop()."""
+
+    def __init__(self, *args, timeout=60):
+        self.args = [TOOL, *args]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.stderr_lines = []
+        # Read the raw descriptor: a buffered readline() can swallow the
+        # ready line into Python's buffer where select() cannot see it.
+        fd = self.proc.stderr.fileno()
+        pending = b""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if not ready:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                self.stderr_lines.append(line.decode(errors="replace"))
+                if line.decode(errors="replace").endswith(READY_LINE):
+                    if pending:
+                        self.stderr_lines.append(pending.decode(errors="replace"))
+                    return
+        if self.proc.poll() is None:
+            self.proc.kill()
+            raise AssertionError(f"no '{READY_LINE}' from {self.args} in {timeout}s: "
+                                 + " | ".join(self.stderr_lines))
+        out, err = self.proc.communicate()
+        raise AssertionError(f"{self.args} exited {self.proc.returncode} before attaching: "
+                             + " | ".join(self.stderr_lines + err.splitlines()))
+
+    def stop(self, sig=signal.SIGINT, timeout=60):
+        """Stops the tool; returns (exit code, stdout, all of stderr)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, "\n".join(self.stderr_lines) + "\n" + err
+
+    def wait(self, timeout=60):
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, "\n".join(self.stderr_lines) + "\n" + err
+
+    def stop_json(self, sig=signal.SIGINT):
+        rc, out, err = self.stop(sig)
+        assert rc == 0, f"tool exited {rc}: {err}"
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+class Work:
+    """The iowork workload, set up and held until go()."""
+
+    def __init__(self, *args):
+        self.args = [IOWORK, "-w", *args]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("READY "):
+            _, err = self.proc.communicate()
+            raise AssertionError(f"{self.args} did not get ready: {line!r} {err}")
+        self.pid = int(line.split()[1])
+
+    def io(self):
+        return read_proc_io(self.pid)
+
+    def go(self):
+        self.proc.send_signal(signal.SIGUSR1)
+
+    def finish_held(self, timeout=120):
+        """With -x: the result of the measured phase, the process still alive."""
+        # A blocking readline is fine here: the line comes right after the
+        # phase, and the process stays alive until release().
+        line = self.proc.stdout.readline()
+        assert line.startswith("iowork "), f"{self.args}: {line!r}"
+        return dict(kv.split("=", 1) for kv in line.split()[1:])
+
+    def release(self, timeout=30):
+        """With -x: lets the held process exit."""
+        self.proc.send_signal(signal.SIGUSR1)
+        self.proc.communicate(timeout=timeout)
+        assert self.proc.returncode == 0, f"{self.args} exited {self.proc.returncode}"
+
+    def finish(self, timeout=120):
+        """Waits for the measured phase to end; returns the result fields."""
+        out, err = self.proc.communicate(timeout=timeout)
+        assert self.proc.returncode == 0, f"{self.args} failed: {out} {err}"
+        line = [l for l in out.splitlines() if l.startswith("iowork ")][-1]
+        return dict(kv.split("=", 1) for kv in line.split()[1:])
+
+
+def read_proc_io(pid):
+    with open(f"/proc/{pid}/io") as f:
+        return {k: int(v) for k, v in (line.split(": ") for line in f)}
+
+
+def diskstats(name):
+    """(reads completed, writes completed, flushes completed) of a disk."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                flushes = int(fields[17]) if len(fields) > 17 else 0
+                return int(fields[3]), int(fields[7]), flushes
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
+def cell(report, layer, op):
+    for c in report["cells"]:
+        if c["layer"] == layer and c["op"] == op:
+            return c
+    raise AssertionError(f"no cell {layer} {op} in report: {report}")
+
+
+def count(report, layer, op):
+    return cell(report, layer, op)["count"]
+
+
+def run(*args, timeout=60, check=False):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode:
+        raise AssertionError(f"{args} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+class LoopDevice:
+    """A throwaway loop device over a file in a temp dir."""
+
+    def __init__(self, tmpdir, size_mib=64, name="disk.img", partitioned=False):
+        self.path = os.path.join(tmpdir, name)
+        with open(self.path, "wb") as f:
+            f.truncate(size_mib << 20)
+        if partitioned:
+            p = subprocess.run(["sfdisk", "--quiet", self.path], input="label: dos\n,\n",
+                               capture_output=True, text=True)
+            if p.returncode:
+                raise AssertionError(f"sfdisk failed: {p.stderr}")
+        args = ["losetup", "-f", "--show"] + (["-P"] if partitioned else []) + [self.path]
+        p = run(*args)
+        if p.returncode:
+            raise Skip(f"cannot create a loop device: {p.stderr.strip()}")
+        self.dev = p.stdout.strip()
+        self.name = os.path.basename(self.dev)
+        if partitioned and not os.path.exists(f"/sys/class/block/{self.name}p1"):
+            # Without udev the partition scan may not happen: ask for it.
+            run("partx", "-a", self.dev)
+        # Let anything that probes new devices finish before we count.
+        time.sleep(0.2)
+
+    def close(self):
+        run("losetup", "-d", self.dev)
+
+
+def bpf_prog_ids_settled(expected, timeout=5.0):
+    """Program ids once they equal expected, or after timeout: the kernel
+    frees programs after an RCU grace period, not at close()."""
+    deadline = time.monotonic() + timeout
+    ids = bpf_prog_ids()
+    while ids != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+        ids = bpf_prog_ids()
+    return ids
+
+
+def bpf_prog_ids():
+    p = run("bpftool", "-j", "prog", "list", check=True)
+    return {prog["id"] for prog in json.loads(p.stdout or "[]")}

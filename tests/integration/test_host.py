@@ -1,0 +1,391 @@
+"""Integration tests on this machine's kernel, with real BPF (root).
+
+Every count is checked against an independent truth: the workload's own
+count of system calls, /proc/PID/io, /proc/diskstats, or libbpf-tools'
+biolatency traced on the same workload."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+
+from harness import (IOWORK, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids,
+                     bpf_prog_ids_settled, cell, count, diskstats, run)
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+# The workload reports with one write(2) after its measured phase: the
+# only system call of interest it makes besides the N it was asked for.
+REPORT_WRITES = 1
+
+SYSCALL_OPS = {
+    # iowork op -> (syscall cell, extra setup flags)
+    "pread": "read",
+    "read": "read",
+    "preadv": "read",
+    "pwrite": "write",
+    "write": "write",
+    "pwritev": "write",
+    "open": "open",
+    "fsync": "fsync",
+    "fdatasync": "fsync",
+}
+
+
+def expected_syscalls(op, n):
+    want = {"read": 0, "write": REPORT_WRITES, "open": 0, "fsync": 0}
+    want[SYSCALL_OPS[op]] += n
+    return want
+
+
+@test
+def syscall_counts_equal_the_workload_and_proc_io():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        for op, n in [("pread", 3000), ("read", 2000), ("preadv", 1000), ("pwrite", 2000),
+                      ("write", 1000), ("pwritev", 1000), ("open", 1500), ("fsync", 40),
+                      ("fdatasync", 40)]:
+            work = Work("-c", "-x", op, str(n), path)
+            before = work.io()
+            tool = Tool("-T", "syscall", "-p", str(work.pid), "--json")
+            work.go()
+            result = work.finish_held()
+            after = work.io()
+            work.release()
+            reports = tool.stop_json()
+            assert len(reports) == 1, reports
+            rep = reports[0]
+            assert int(result["done"]) == n, result
+            for sop, want in expected_syscalls(op, n).items():
+                got = count(rep, "syscall", sop)
+                assert got == want, f"{op} x{n}: syscall {sop} counted {got}, want {want}"
+            # /proc/PID/io counts read-type and write-type system calls.
+            syscr = after["syscr"] - before["syscr"]
+            syscw = after["syscw"] - before["syscw"]
+            assert count(rep, "syscall", "read") == syscr, (op, syscr, rep)
+            assert count(rep, "syscall", "write") == syscw, (op, syscw, rep)
+            c = cell(rep, "syscall", SYSCALL_OPS[op])
+            assert c["min_ns"] > 0 and c["min_ns"] <= c["p50_ns"] <= c["p90_ns"] \
+                <= c["p99_ns"] <= c["max_ns"], c
+            assert sum(b["count"] for b in c["buckets"]) == c["count"], c
+            assert rep["dropped"] == 0, rep
+
+
+def blk_run(loop, tool_args, n=300, op="pread", extra=()):
+    """N O_DIRECT ops on the loop device; returns (report, diskstats delta)."""
+    work = Work("-D", *extra, op, str(n), loop.dev)
+    tool = Tool("-T", "blk", "--json", *tool_args)
+    before = diskstats(loop.name)
+    work.go()
+    result = work.finish()
+    assert int(result["done"]) == n, result
+    time.sleep(0.1)
+    after = diskstats(loop.name)
+    reports = tool.stop_json()
+    assert len(reports) == 1, reports
+    return reports[0], tuple(a - b for a, b in zip(after, before)), work.pid
+
+
+@test
+def blk_counts_equal_diskstats_on_a_loop_device():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            for args in (["-d", loop.name], ["-d", loop.name, "-Q"]):
+                for op, cellop, idx in (("pread", "read", 0), ("pwrite", "write", 1)):
+                    rep, delta, _ = blk_run(loop, args, op=op)
+                    assert delta[idx] == 300, f"diskstats says {delta} for 300 {op}s"
+                    got = count(rep, "blk", cellop)
+                    assert got == delta[idx], f"{args} {op}: counted {got}, diskstats {delta}"
+                    other = "write" if cellop == "read" else "read"
+                    assert count(rep, "blk", other) == delta[1 - idx], (args, rep, delta)
+        finally:
+            loop.close()
+
+
+@test
+def blk_pid_filter_counts_only_the_submitter():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            for queued in ([], ["-Q"]):
+                work = Work("-D", "pread", "250", loop.dev)
+                noise = Work("-D", "pread", "170", loop.dev)
+                tool = Tool("-T", "blk", "--json", "-p", str(work.pid), *queued)
+                before = diskstats(loop.name)
+                work.go()
+                noise.go()
+                work.finish()
+                noise.finish()
+                after = diskstats(loop.name)
+                rep = tool.stop_json()[0]
+                assert after[0] - before[0] == 420, (before, after)
+                assert count(rep, "blk", "read") == 250, (queued, rep)
+        finally:
+            loop.close()
+
+
+@test
+def queued_latency_is_at_least_issue_latency():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            work = Work("-D", "pread", "300", loop.dev)
+            issue = Tool("-T", "blk", "--json", "-d", loop.name)
+            queued = Tool("-T", "blk", "--json", "-d", loop.name, "-Q")
+            work.go()
+            work.finish()
+            a = cell(issue.stop_json()[0], "blk", "read")
+            b = cell(queued.stop_json()[0], "blk", "read")
+            assert a["count"] == b["count"] == 300, (a, b)
+            assert b["sum_ns"] >= a["sum_ns"], (a["sum_ns"], b["sum_ns"])
+        finally:
+            loop.close()
+
+
+def biolatency_total(text):
+    total = 0
+    for line in text.splitlines():
+        m = re.match(r"\s*\d+\s*->\s*\d+\s*:\s*(\d+)", line)
+        if m:
+            total += int(m.group(1))
+    return total
+
+
+@test
+def blk_agrees_with_biolatency():
+    if not os.path.exists("/usr/sbin/biolatency"):
+        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-deps.sh)")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            for ours, theirs in ((["-d", loop.name], ["-d", loop.name]),
+                                 (["-d", loop.name, "-Q"], ["-d", loop.name, "-Q"])):
+                work = Work("-D", "pread", "400", loop.dev)
+                bio = subprocess.Popen(["/usr/sbin/biolatency", *theirs],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True)
+                tool = Tool("-T", "blk", "--json", *ours)
+                time.sleep(3)  # biolatency prints no "attached" line to wait for
+                work.go()
+                work.finish()
+                time.sleep(0.2)
+                bio.send_signal(signal.SIGINT)
+                bout, berr = bio.communicate(timeout=30)
+                rep = tool.stop_json()[0]
+                theirs_n = biolatency_total(bout)
+                assert theirs_n == 400, f"biolatency {theirs} counted {theirs_n}: {bout} {berr}"
+                assert count(rep, "blk", "read") == theirs_n, (ours, rep)
+        finally:
+            loop.close()
+
+
+@test
+def vfs_on_this_kernel_fails_with_one_clear_line():
+    caps = run(TOOL, "--plan")
+    if "fentry " in caps.stdout and re.search(r"^vfs\s+read\s+(fentry|kprobe)", caps.stdout, re.M):
+        raise Skip("this kernel can trace vfs: the VM suite covers it")
+    for layer in ("vfs", "xfs", "btrfs"):
+        p = run(TOOL, "-T", layer)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert p.returncode == 1, (layer, p.returncode, p.stderr)
+        assert len(lines) == 1, f"want one line, got: {p.stderr!r}"
+        assert lines[0].startswith(f"iostackbreak: cannot trace {layer} on this kernel"), lines
+        assert "libbpf" not in p.stderr, p.stderr
+        if layer == "vfs":
+            assert "fentry" in lines[0] and "kprobe" in lines[0], lines
+
+
+@test
+def ext4_fsync_uses_tracepoints_and_counts_exactly():
+    fstype = run("stat", "-f", "-c", "%T", "/var/tmp").stdout.strip()
+    if fstype not in ("ext2/ext3", "ext4"):
+        raise Skip(f"/var/tmp is {fstype}, not ext4")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "f")
+        work = Work("-c", "-W", "fsync", "60", path)
+        tool = Tool("-T", "ext4,syscall", "--json", "-p", str(work.pid))
+        skipped = "\n".join(tool.stderr_lines)
+        work.go()
+        work.finish()
+        rep = tool.stop_json()[0]
+        assert count(rep, "ext4", "fsync") == 60, rep
+        assert count(rep, "syscall", "fsync") == 60, rep
+        ext4 = cell(rep, "ext4", "fsync")
+        sysc = cell(rep, "syscall", "fsync")
+        assert sysc["sum_ns"] >= ext4["sum_ns"] > 0, (sysc, ext4)
+        names = {(s["layer"], s["op"]) for s in rep["skipped"]}
+        assert names == {("ext4", "read"), ("ext4", "write"), ("ext4", "open")}, names
+        for op in ("read", "write", "open"):
+            assert f"skipping ext4 {op}:" in skipped, skipped
+
+
+@test
+def default_run_traces_syscall_and_blk_and_lists_the_rest():
+    tool = Tool("--json")
+    rc, out, err = tool.stop()
+    assert rc == 0, err
+    rep = json.loads(out.splitlines()[-1])
+    layers = {c["layer"] for c in rep["cells"]}
+    assert {"syscall", "blk"} <= layers, layers
+    skipped = {s["layer"] for s in rep["skipped"]}
+    for layer in ("vfs", "xfs", "btrfs"):
+        if layer not in layers:
+            assert layer in skipped, rep["skipped"]
+            assert f"skipping {layer}:" in err, err
+
+
+@test
+def ctrl_c_and_sigterm_leave_nothing_attached():
+    before = bpf_prog_ids()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        tool = Tool("-T", "syscall,blk")
+        during = bpf_prog_ids()
+        assert len(during - before) >= 4, "the tool's programs are not listed while it runs"
+        rc, out, err = tool.stop(sig)
+        assert rc == 0, (sig, rc, err)
+        assert "LAYER" in out, out  # the final report
+        left = bpf_prog_ids_settled(before) - before
+        assert not left, f"programs {left} left loaded after the tool stopped"
+
+
+@test
+def interval_reports_add_up_to_the_whole():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        # 2000 reads 1 ms apart: about 2.5 s, so over several intervals.
+        work = Work("-c", "-P", "1000", "pread", "2000", path)
+        tool = Tool("-T", "syscall", "-p", str(work.pid), "--json", "1", "3")
+        work.go()
+        result = work.finish()
+        rc, out, err = tool.wait(timeout=30)
+        assert rc == 0, err
+        reports = [json.loads(l) for l in out.splitlines()]
+        assert len(reports) == 3, out
+        total = sum(count(r, "syscall", "read") for r in reports)
+        assert total == int(result["done"]) == 2000, [count(r, "syscall", "read") for r in reports]
+        assert sum(1 for r in reports if count(r, "syscall", "read")) >= 2, \
+            "the workload should span at least two intervals"
+        for r in reports:
+            assert 0.9 < r["interval_s"] < 1.5, r["interval_s"]
+
+
+@test
+def command_mode_traces_the_command_and_returns_its_status():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        run(IOWORK, "-c", "pread", "1", path, check=True)
+        static = IOWORK + "-static"
+        if not os.path.exists(static):
+            raise Skip("build/iowork-static missing (make all builds it)")
+        cmd = [static, "pread", "777", path]
+        # The truth: strace's count of the same deterministic command. Its
+        # set-up reads (pre-reading the file) are part of the command too.
+        with tempfile.NamedTemporaryFile("r", dir=tmp) as st:
+            run("strace", "-f", "-c", "-U", "calls,name", "-o", st.name, *cmd, check=True)
+            calls = {}
+            for line in st.read().splitlines():
+                parts = line.split()
+                if len(parts) == 2 and parts[0].isdigit():
+                    calls[parts[1]] = int(parts[0])
+        want = {
+            "read": sum(calls.get(s, 0) for s in ("read", "pread64", "readv", "preadv", "preadv2")),
+            "write": sum(calls.get(s, 0) for s in ("write", "pwrite64", "writev", "pwritev", "pwritev2")),
+            "open": sum(calls.get(s, 0) for s in ("open", "openat", "openat2", "creat")),
+            "fsync": sum(calls.get(s, 0) for s in ("fsync", "fdatasync")),
+        }
+        assert want["read"] >= 777, calls
+        p = run(TOOL, "--json", "-T", "syscall", "--", *cmd)
+        assert p.returncode == 0, p.stderr
+        rep = json.loads(p.stdout.splitlines()[-1])
+        for op, n in want.items():
+            assert count(rep, "syscall", op) == n, (op, n, calls, rep)
+        p = run(TOOL, "-T", "syscall", "--", "sh", "-c", "exit 3")
+        assert p.returncode == 3, (p.returncode, p.stderr)
+        p = run(TOOL, "-T", "syscall", "--", "/nonexistent/cmd")
+        assert p.returncode == 127 and "cannot run" in p.stderr, (p.returncode, p.stderr)
+
+
+def one_line_error(args, code, *needles):
+    p = run(TOOL, *args)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert p.returncode == code, f"{args}: exit {p.returncode}, want {code}: {p.stderr}"
+    assert len(lines) == 1, f"{args}: want one line on stderr, got {p.stderr!r}"
+    assert lines[0].startswith("iostackbreak: "), lines
+    for n in needles:
+        assert n in lines[0], f"{args}: {n!r} not in {lines[0]!r}"
+    assert p.stdout == "", p.stdout
+
+
+@test
+def bad_input_gives_one_clear_line():
+    one_line_error(["-T", "foo"], 2, "unknown layer 'foo'")
+    one_line_error(["-p", "abc"], 2, "invalid PID 'abc'")
+    one_line_error(["-p", "0"], 2, "invalid PID")
+    one_line_error(["0"], 2, "invalid interval '0'")
+    one_line_error(["x"], 2, "invalid interval 'x'")
+    one_line_error(["1", "0"], 2, "invalid count")
+    one_line_error(["--attach=magic"], 2, "unknown attach method")
+    # A PID that exists nowhere: above the kernel's pid_max.
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid_max = int(f.read())
+    one_line_error(["-p", str(pid_max + 1)], 1, f"no process with PID {pid_max + 1}")
+    one_line_error(["-T", "blk", "-d", "nosuchdisk0"], 1, "no disk named 'nosuchdisk0'")
+
+
+@test
+def a_partition_is_not_a_disk():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=16, partitioned=True)
+        try:
+            part = loop.name + "p1"
+            if not os.path.exists(f"/sys/class/block/{part}"):
+                raise Skip(f"the kernel made no partition device {part}")
+            one_line_error(["-T", "blk", "-d", part], 1, "is a partition", f"-d {loop.name}")
+        finally:
+            loop.close()
+
+
+@test
+def not_root_gives_one_clear_line():
+    p = run("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+            "--inh-caps=-all", TOOL, "-T", "syscall")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert len(lines) == 1 and "needs root" in lines[0] and "CAP_BPF" in lines[0], p.stderr
+
+
+@test
+def text_output_honours_the_unit():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        for flag, unit, scale in (("-u", "us", 1e3), ("-m", "ms", 1e6), (None, "ns", 1)):
+            work = Work("-c", "pread", "500", path)
+            args = ["-T", "syscall", "-p", str(work.pid)] + ([flag] if flag else [])
+            tool = Tool(*args)
+            jtool = Tool("-T", "syscall", "-p", str(work.pid), "--json")
+            work.go()
+            work.finish()
+            rc, out, err = tool.stop()
+            rep = jtool.stop_json()[0]
+            assert rc == 0, err
+            assert f"latency in {unit}" in out and f"times in {unit}" in out, out
+            row = [l for l in out.splitlines() if re.match(r"syscall\s+read\s", l)][0]
+            fields = row.split()
+            count_, avg, total = int(fields[2]), float(fields[3]), float(fields[8])
+            assert count_ == 500 == count(rep, "syscall", "read"), (row, rep)
+            # avg and total are in the same unit: total = avg * count.
+            assert abs(avg * count_ - total) <= max(0.01 * total, count_ * 0.01), row
+            # Two tracers timed the same 500 calls: same order of magnitude
+            # in ns once the text's unit is undone (a wrong unit is 1000x off).
+            ratio = total * scale / cell(rep, "syscall", "read")["sum_ns"]
+            assert 0.5 < ratio < 2.0, (row, ratio)
