@@ -10,7 +10,6 @@
 #include "opts.h"
 
 const char *argp_program_version = "iostackbreak 0.1";
-const char *argp_program_bug_address = "https://github.com/iostackbreak/iostackbreak/issues";
 
 enum long_only_keys {
 	OPT_JSON = 0x100,
@@ -21,8 +20,6 @@ enum long_only_keys {
 static const char doc[] =
 	"Break the latency of I/O down by layer of the storage stack: system call,\n"
 	"VFS, file system (ext4, xfs, btrfs) and block layer.\n"
-	"\n"
-	"USAGE: iostackbreak [OPTION...] [interval [count]] [-- COMMAND [ARGS...]]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"  iostackbreak                      # all layers, one report at Ctrl-C\n"
@@ -90,6 +87,11 @@ static long parse_positive(const char *s)
 	return v;
 }
 
+static error_t parse_opt(int key, char *arg, struct argp_state *state);
+
+static const struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
+				  doc, NULL, NULL, NULL };
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct config *cfg = state->input;
@@ -98,7 +100,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK);
+		/* argp_state_help() is silenced by ARGP_NO_ERRS: print directly. */
+		argp_help(&argp, stdout, ARGP_HELP_STD_HELP & ~ARGP_HELP_EXIT_OK,
+			  (char *)"iostackbreak");
 		cfg->help_shown = true;
 		break;
 	case 'T':
@@ -171,6 +175,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				    "count are positional (put a command after --)", arg);
 		}
 		break;
+	case ARGP_KEY_ERROR:
+		/* getopt was told to be quiet: name the word it choked on. */
+		if (!cfg->errmsg[0] && state->next > 0 && state->next <= state->argc)
+			fail(cfg, "unknown option or missing value: '%s'; see "
+			     "iostackbreak --help", state->argv[state->next - 1]);
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -179,7 +189,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 int parse_options(int argc, char **argv, struct config *cfg)
 {
-	static const struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 	int own_argc = argc, err;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -195,7 +204,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 			break;
 		}
 	}
-	err = argp_parse(&argp, own_argc, argv, ARGP_NO_EXIT | ARGP_NO_HELP, NULL, cfg);
+	err = argp_parse(&argp, own_argc, argv, ARGP_NO_EXIT | ARGP_NO_HELP | ARGP_NO_ERRS, NULL,
+			 cfg);
 	if (err) {
 		if (!cfg->errmsg[0])
 			snprintf(cfg->errmsg, sizeof(cfg->errmsg),
