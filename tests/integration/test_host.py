@@ -389,3 +389,55 @@ def text_output_honours_the_unit():
             # in ns once the text's unit is undone (a wrong unit is 1000x off).
             ratio = total * scale / cell(rep, "syscall", "read")["sum_ns"]
             assert 0.5 < ratio < 2.0, (row, ratio)
+
+
+def strace_counts(cmd, cwd=None):
+    """Read/write/open/fsync-class system calls of a deterministic command,
+    counted by strace: the truth for commands we did not write."""
+    with tempfile.NamedTemporaryFile("r", dir="/var/tmp") as st:
+        run("strace", "-f", "-c", "-U", "calls,name", "-o", st.name, *cmd, check=True)
+        calls = {}
+        for line in st.read().splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0].isdigit():
+                calls[parts[1]] = int(parts[0])
+    groups = {
+        "read": ("read", "pread64", "readv", "preadv", "preadv2"),
+        "write": ("write", "pwrite64", "writev", "pwritev", "pwritev2"),
+        "open": ("open", "openat", "openat2", "creat"),
+        "fsync": ("fsync", "fdatasync"),
+    }
+    return {op: sum(calls.get(s, 0) for s in names) for op, names in groups.items()}
+
+
+@test
+def workloads_we_did_not_write_fio_and_dd():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            # fio: 256 random 4 KiB O_DIRECT reads with pread (psync engine).
+            tool = Tool("-T", "blk", "--json", "-d", loop.name, "-Q")
+            before = diskstats(loop.name)
+            run("fio", "--name=t", f"--filename={loop.dev}", "--rw=randread", "--bs=4k",
+                "--direct=1", "--ioengine=psync", "--io_size=1M", "--size=64M",
+                "--randrepeat=1", "--output=/dev/null", check=True, timeout=120)
+            after = diskstats(loop.name)
+            rep = tool.stop_json()[0]
+            assert after[0] - before[0] == 256, (before, after)
+            assert count(rep, "blk", "read") == 256, rep
+            # dd: syscalls of a command we did not write, against strace.
+            cmd = ["dd", f"if={loop.dev}", "of=/dev/null", "bs=4096", "count=300",
+                   "iflag=direct", "status=none"]
+            want = strace_counts(cmd)
+            assert want["read"] >= 300, want
+            before = diskstats(loop.name)
+            p = run(TOOL, "--json", "-T", "syscall,blk", "--", *cmd)
+            after = diskstats(loop.name)
+            assert p.returncode == 0, p.stderr
+            rep = json.loads(p.stdout.splitlines()[-1])
+            for op, n in want.items():
+                assert count(rep, "syscall", op) == n, (op, n, rep)
+            # dd's 300 direct reads are its own block requests.
+            assert count(rep, "blk", "read") == after[0] - before[0] == 300, (before, after)
+        finally:
+            loop.close()
