@@ -16,7 +16,15 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Knobs, set by user space between open and load. */
-const volatile __u32 targ_tgid;       /* 0: every process */
+const volatile __u32 nr_targ_tgids;   /* 0: every process */
+const volatile __u32 targ_tgids[MAX_PID_FILTER];
+const volatile __u32 targ_tid;        /* 0: every thread */
+const volatile bool filter_comm;
+const volatile char targ_comm[COMM_LEN];
+const volatile bool filter_cgroup;    /* cgroup_filter[0] and descendants */
+const volatile bool split_pid;        /* -P */
+const volatile bool split_disk;       /* -D */
+const volatile bool split_flags;      /* -F */
 const volatile bool filter_dev;
 const volatile __u32 targ_dev;        /* kernel dev_t of the disk */
 const volatile bool blk_queued;       /* -Q: time from origin, not issue */
@@ -29,6 +37,31 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cell);
 } cells SEC(".maps");
+
+/* Breakdowns by process, disk or flags; entries appear as keys are seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_SPLIT_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct split_key);
+	__type(value, struct split_cell);
+} split_cells SEC(".maps");
+
+/* Never written: the zeroed value a new breakdown key starts from (a
+ * split_cell is too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_cell);
+} split_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -89,9 +122,116 @@ static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
 	c->sum_ns += delta;
 }
 
-static __always_inline bool tgid_wanted(__u32 tgid)
+/* Keeps the smallest (or largest) value seen, against other CPUs. */
+static __always_inline void atomic_min(__u64 *p, __u64 v)
 {
-	return !targ_tgid || tgid == targ_tgid;
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *p;
+
+		if (old && old <= v) /* 0: no value yet */
+			return;
+		if (__sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+static __always_inline void atomic_max(__u64 *p, __u64 v)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *p;
+
+		if (old >= v)
+			return;
+		if (__sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+static __always_inline void record_split(struct split_key *key, const char *comm, __u64 delta)
+{
+	struct split_cell *v = bpf_map_lookup_elem(&split_cells, key);
+	__u32 zero = 0, b;
+
+	if (!v) {
+		struct split_cell *z = bpf_map_lookup_elem(&split_zero, &zero);
+		long err;
+
+		if (!z)
+			return;
+		err = bpf_map_update_elem(&split_cells, key, z, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST: another CPU made it */) {
+			count_drop(DROP_SPLIT_MAP_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&split_cells, key);
+		if (!v)
+			return;
+	}
+	/* The latest name: a process that execs after its first I/O renames. */
+	if (comm)
+		__builtin_memcpy(v->comm, comm, COMM_LEN);
+	b = hist_bucket(delta);
+	asm volatile("" : "+r"(b));
+	if (b >= HIST_NR_BUCKETS)
+		return;
+	__sync_fetch_and_add(&v->cell.buckets[b], 1);
+	__sync_fetch_and_add(&v->cell.count, 1);
+	__sync_fetch_and_add(&v->cell.sum_ns, delta);
+	atomic_min(&v->cell.min_ns, delta ? delta : 1);
+	atomic_max(&v->cell.max_ns, delta);
+}
+
+/* Is the current task one we trace? Cheapest checks first. */
+static __always_inline bool task_wanted(__u64 id)
+{
+	__u32 tgid = id >> 32;
+
+	if (nr_targ_tgids) {
+		bool found = false;
+
+		for (__u32 i = 0; i < MAX_PID_FILTER; i++) {
+			if (i >= nr_targ_tgids)
+				break;
+			if (targ_tgids[i] == tgid) {
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			return false;
+	}
+	if (targ_tid && (__u32)id != targ_tid)
+		return false;
+	if (filter_comm) {
+		char comm[COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (int i = 0; i < COMM_LEN; i++) {
+			if (comm[i] != targ_comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+/* The cheap part of task_wanted(), for exits: their entry did the rest. */
+static __always_inline bool tgid_wanted(__u64 id)
+{
+	__u32 tgid = id >> 32;
+
+	if (!nr_targ_tgids)
+		return true;
+	for (__u32 i = 0; i < MAX_PID_FILTER; i++) {
+		if (i >= nr_targ_tgids)
+			break;
+		if (targ_tgids[i] == tgid)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -105,7 +245,7 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
 
-	if (!tgid_wanted(id >> 32) || layer >= NR_LAYERS)
+	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
 	ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts) {
@@ -129,9 +269,9 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
-	__u64 start;
+	__u64 start, delta;
 
-	if (!tgid_wanted(id >> 32) || layer >= NR_LAYERS)
+	if (layer >= NR_LAYERS || !tgid_wanted(id))
 		return 0;
 	ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts)
@@ -146,7 +286,15 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	if (!start)
 		return 0;
 	ts->start_ns[layer] = 0;
-	record(layer, op, bpf_ktime_get_ns() - start);
+	delta = bpf_ktime_get_ns() - start;
+	record(layer, op, delta);
+	if (split_pid) {
+		struct split_key key = { .cell = CELL_INDEX(layer, op), .tgid = id >> 32 };
+		char comm[COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		record_split(&key, comm, delta);
+	}
 	return 0;
 }
 
@@ -301,29 +449,59 @@ static __always_inline __u32 rq_op(struct request *rq)
 	}
 }
 
-/* Origin (block_io_start, else insert): runs in the submitter's context. */
-static __always_inline int blk_origin(struct request *rq)
+static __always_inline __u32 rq_flags(struct request *rq)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct rq_start v = {};
-	__u64 key = (__u64)rq;
+	__u32 f = BPF_CORE_READ(rq, cmd_flags), out = 0;
 
-	if (!tgid_wanted(tgid))
+	/* Bit positions moved between kernels: CO-RE reads this kernel's. */
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		out |= RQ_FLAG_SYNC;
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		out |= RQ_FLAG_META;
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		out |= RQ_FLAG_FUA;
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		out |= RQ_FLAG_PREFLUSH;
+	return out;
+}
+
+/*
+ * The first sighting of a request, in the submitter's context: filters are
+ * applied here, and who and where are recorded for the completion.
+ */
+static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now,
+					  __u64 issue_ns)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct rq_start v = {};
+
+	if (!task_wanted(id))
 		return 0;
-	if (filter_dev && rq_dev(rq) != targ_dev)
-		return 0;
-	v.origin_ns = bpf_ktime_get_ns();
-	v.tgid = tgid;
+	if (filter_dev || split_disk) {
+		v.dev = rq_dev(rq);
+		if (filter_dev && v.dev != targ_dev)
+			return 0;
+	}
+	if (split_pid)
+		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	v.origin_ns = now;
+	v.issue_ns = issue_ns;
+	v.tgid = id >> 32;
 	if (bpf_map_update_elem(&rq_starts, &key, &v, BPF_ANY))
 		count_drop(DROP_RQ_MAP_FULL);
 	return 0;
 }
 
+/* Origin (block_io_start, else insert). */
+static __always_inline int blk_origin(struct request *rq)
+{
+	return blk_first_seen(rq, (__u64)rq, bpf_ktime_get_ns(), 0);
+}
+
 static __always_inline int blk_issue(struct request *rq)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
-	struct rq_start *v, nv = {};
-	__u32 tgid;
+	struct rq_start *v;
 
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (v) {
@@ -334,17 +512,7 @@ static __always_inline int blk_issue(struct request *rq)
 	if (blk_have_origin)
 		return 0;
 	/* No origin point attached: issue is the first sighting. */
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!tgid_wanted(tgid))
-		return 0;
-	if (filter_dev && rq_dev(rq) != targ_dev)
-		return 0;
-	nv.origin_ns = now;
-	nv.issue_ns = now;
-	nv.tgid = tgid;
-	if (bpf_map_update_elem(&rq_starts, &key, &nv, BPF_ANY))
-		count_drop(DROP_RQ_MAP_FULL);
-	return 0;
+	return blk_first_seen(rq, key, now, now);
 }
 
 static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
@@ -360,8 +528,22 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
 	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
 		return 0;
 	start = blk_queued ? v->origin_ns : v->issue_ns;
-	if (start)
-		record(LAYER_BLK, rq_op(rq), bpf_ktime_get_ns() - start);
+	if (start) {
+		__u32 op = rq_op(rq);
+		__u64 delta = bpf_ktime_get_ns() - start;
+
+		record(LAYER_BLK, op, delta);
+		if (split_pid || split_disk || split_flags) {
+			struct split_key k = {
+				.cell = CELL_INDEX(LAYER_BLK, op),
+				.tgid = split_pid ? v->tgid : 0,
+				.dev = split_disk ? v->dev : 0,
+				.flags = split_flags ? rq_flags(rq) : 0,
+			};
+
+			record_split(&k, split_pid ? v->comm : NULL, delta);
+		}
+	}
 	bpf_map_delete_elem(&rq_starts, &key);
 	return 0;
 }

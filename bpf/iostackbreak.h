@@ -54,8 +54,34 @@ struct cell {
 enum drop_reason {
 	DROP_THREAD_MAP_FULL, /* no start slot for a thread */
 	DROP_RQ_MAP_FULL,     /* no start slot for a block request */
+	DROP_SPLIT_MAP_FULL,  /* no room for a new key of a breakdown (-P/-D/-F) */
 	NR_DROP_REASONS,
 };
+
+/* Block request flags kept by -F (our own bits, not the kernel's). */
+#define RQ_FLAG_SYNC (1U << 0)
+#define RQ_FLAG_META (1U << 1)
+#define RQ_FLAG_FUA (1U << 2)
+#define RQ_FLAG_PREFLUSH (1U << 3)
+#define NR_RQ_FLAGS 4
+
+/* Key of a cell broken down by process, disk or request flags. */
+struct split_key {
+	__u32 cell;  /* CELL_INDEX(layer, op) */
+	__u32 tgid;  /* -P: the process (blk: its submitter); else 0 */
+	__u32 dev;   /* -D: kernel dev_t of the disk (blk only); else 0 */
+	__u32 flags; /* -F: RQ_FLAG_* (blk only); else 0 */
+};
+
+#define COMM_LEN 16
+
+struct split_cell {
+	char comm[COMM_LEN]; /* the process's name when the key was created */
+	struct cell cell;    /* updated with atomics: the map is shared by CPUs */
+};
+
+/* Most PIDs -p takes. */
+#define MAX_PID_FILTER 16
 
 /* Open calls of one thread, one slot per layer (nested layers coexist). */
 struct thread_starts {
@@ -68,7 +94,8 @@ struct rq_start {
 	__u64 origin_ns; /* block_io_start or insert: queued time starts */
 	__u64 issue_ns;  /* handed to the driver */
 	__u32 tgid;      /* submitter, recorded where it is still current */
-	__u32 pad;
+	__u32 dev;       /* the request's disk, when filtered or split by it */
+	char comm[COMM_LEN]; /* submitter's name, for -P */
 };
 
 /* Kernel dev_t encoding (MKDEV in include/linux/kdev_t.h), not glibc's. */
@@ -78,5 +105,6 @@ struct rq_start {
 /* Sizes of the bounded maps (user space may raise them before load). */
 #define MAX_THREADS 16384
 #define MAX_INFLIGHT_RQS 16384
+#define MAX_SPLIT_KEYS 2048
 
 #endif /* IOSTACKBREAK_H */

@@ -275,7 +275,24 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;
 	}
-	t->skel->rodata->targ_tgid = (__u32)knobs->tgid;
+	for (unsigned int i = 0; i < knobs->nr_tgids && i < MAX_PID_FILTER; i++)
+		t->skel->rodata->targ_tgids[i] = (__u32)knobs->tgids[i];
+	t->skel->rodata->nr_targ_tgids = knobs->nr_tgids;
+	t->skel->rodata->targ_tid = (__u32)knobs->tid;
+	if (knobs->comm) {
+		t->skel->rodata->filter_comm = true;
+		strncpy((char *)t->skel->rodata->targ_comm, knobs->comm, COMM_LEN - 1);
+	}
+	t->skel->rodata->filter_cgroup = knobs->cgroup_fd >= 0;
+	t->skel->rodata->split_pid = knobs->split_pid;
+	t->skel->rodata->split_disk = knobs->split_disk;
+	t->skel->rodata->split_flags = knobs->split_flags;
+	t->splitting = knobs->split_pid || knobs->split_disk || knobs->split_flags;
+	if (knobs->max_keys)
+		bpf_map__set_max_entries(t->skel->maps.split_cells, knobs->max_keys);
+	/* Without a breakdown the map is never used: keep it at one entry. */
+	if (!t->splitting)
+		bpf_map__set_max_entries(t->skel->maps.split_cells, 1);
 	t->skel->rodata->filter_dev = knobs->filter_dev;
 	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
 	t->skel->rodata->blk_queued = knobs->queued;
@@ -288,6 +305,15 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		snprintf(err, errsz, "the kernel refused to load the BPF programs (%s); run "
 			 "with -v to see the verifier's log", strerror(-ret));
 		return -1;
+	}
+	if (knobs->cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map__update_elem(t->skel->maps.cgroup_filter, &zero, sizeof(zero),
+					 &knobs->cgroup_fd, sizeof(knobs->cgroup_fd), BPF_ANY)) {
+			snprintf(err, errsz, "cannot filter by cgroup: %s", strerror(errno));
+			return -1;
+		}
 	}
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;

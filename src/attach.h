@@ -15,13 +15,20 @@ struct tracer {
 	struct bpf_link **links;
 	size_t nr_links;
 	size_t cap_links;
+	bool splitting; /* -P, -D or -F: the breakdown map is in use */
 };
 
 struct tracer_knobs {
-	int tgid;               /* 0: all */
+	int tgids[MAX_PID_FILTER]; /* none: all processes */
+	unsigned int nr_tgids;
+	int tid;                /* 0: all threads */
+	const char *comm;       /* NULL: any name */
+	int cgroup_fd;          /* -1: any cgroup */
 	bool filter_dev;
 	unsigned int dev_major, dev_minor;
 	bool queued;
+	bool split_pid, split_disk, split_flags;
+	unsigned int max_keys;  /* 0: the object's default */
 };
 
 /*

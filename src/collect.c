@@ -7,42 +7,90 @@
 #include "collect.h"
 #include "iostackbreak.skel.h"
 
-int snapshot_take(struct tracer *t, struct snapshot *snap)
+static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	int cells_fd = bpf_map__fd(t->skel->maps.cells);
-	int drops_fd = bpf_map__fd(t->skel->maps.drops);
-	struct cell *percpu;
-	uint64_t *drops;
+	int fd = bpf_map__fd(t->skel->maps.cells);
+	struct cell *percpu = calloc((size_t)ncpu, sizeof(*percpu));
 	int ret = 0;
 
-	if (ncpu <= 0)
-		return -EINVAL;
-	percpu = calloc((size_t)ncpu, sizeof(*percpu));
-	drops = calloc((size_t)ncpu, sizeof(*drops));
-	if (!percpu || !drops) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	memset(snap, 0, sizeof(*snap));
+	if (!percpu)
+		return -ENOMEM;
 	for (__u32 idx = 0; idx < NR_CELLS; idx++) {
-		if (bpf_map_lookup_elem(cells_fd, &idx, percpu)) {
+		if (bpf_map_lookup_elem(fd, &idx, percpu)) {
 			ret = -errno;
-			goto out;
+			break;
 		}
 		for (int cpu = 0; cpu < ncpu; cpu++)
 			cell_add(&snap->cells[idx / NR_OPS][idx % NR_OPS], &percpu[cpu]);
 	}
+	free(percpu);
+	return ret;
+}
+
+static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
+{
+	int fd = bpf_map__fd(t->skel->maps.drops);
+	uint64_t *percpu = calloc((size_t)ncpu, sizeof(*percpu));
+	int ret = 0;
+
+	if (!percpu)
+		return -ENOMEM;
 	for (__u32 reason = 0; reason < NR_DROP_REASONS; reason++) {
-		if (bpf_map_lookup_elem(drops_fd, &reason, drops)) {
+		if (bpf_map_lookup_elem(fd, &reason, percpu)) {
 			ret = -errno;
-			goto out;
+			break;
 		}
 		for (int cpu = 0; cpu < ncpu; cpu++)
-			snap->dropped += drops[cpu];
+			snap->drops[reason] += percpu[cpu];
 	}
-out:
 	free(percpu);
-	free(drops);
 	return ret;
+}
+
+/* Every key of the breakdown map; keys only appear, so the walk is safe. */
+static int read_splits(struct tracer *t, struct snapshot *snap)
+{
+	int fd = bpf_map__fd(t->skel->maps.split_cells);
+	size_t cap = bpf_map__max_entries(t->skel->maps.split_cells);
+	struct split_key key, next, *prev = NULL;
+	struct split_cell value;
+
+	snap->splits.v = calloc(cap, sizeof(*snap->splits.v));
+	if (!snap->splits.v)
+		return -ENOMEM;
+	while (snap->splits.n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &value))
+			continue;
+		struct split_entry *e = &snap->splits.v[snap->splits.n++];
+
+		e->key = key;
+		memcpy(e->comm, value.comm, sizeof(e->comm));
+		e->comm[COMM_LEN - 1] = '\0';
+		cell_add(&e->cell, &value.cell);
+	}
+	split_sort_by_key(&snap->splits);
+	return 0;
+}
+
+int snapshot_take(struct tracer *t, struct snapshot *snap)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int ret;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	memset(snap, 0, sizeof(*snap));
+	ret = read_cells(t, snap, ncpu);
+	if (!ret)
+		ret = read_drops(t, snap, ncpu);
+	if (!ret && t->splitting)
+		ret = read_splits(t, snap);
+	return ret;
+}
+
+void snapshot_free(struct snapshot *snap)
+{
+	split_free(&snap->splits);
 }

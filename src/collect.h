@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Reads the kernel's per-CPU cells into a report-ready snapshot. Never
- * clears a map: intervals are differences of snapshots. */
+/* Reads the kernel's maps into a report-ready snapshot. Never clears a map:
+ * intervals are differences of snapshots. */
 #ifndef COLLECT_H
 #define COLLECT_H
 
 #include <stdint.h>
 #include "attach.h"
 #include "hist.h"
+#include "split.h"
 
 struct snapshot {
 	cell_stats cells[NR_LAYERS][NR_OPS];
-	uint64_t dropped;
+	uint64_t drops[NR_DROP_REASONS];
+	struct split_set splits; /* sorted by key */
 };
 
 int snapshot_take(struct tracer *t, struct snapshot *snap);
+void snapshot_free(struct snapshot *snap);
 
 #endif /* COLLECT_H */

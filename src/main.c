@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -112,28 +114,73 @@ static pid_t spawn_held(char **argv, int *release_fd)
 	return pid;
 }
 
-static void print_report(const struct config *cfg, const struct plan *plan,
-			 const struct snapshot *cur, const struct snapshot *prev, double secs)
+static void name_disk(uint32_t dev, char *buf, size_t sz)
 {
-	static struct report r;
+	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
 
+	if (disk_name("/sys", id, buf, sz))
+		snprintf(buf, sz, "%u:%u", id.major, id.minor);
+}
+
+static int print_report(const struct config *cfg, const struct plan *plan,
+			const struct snapshot *cur, const struct snapshot *prev, double secs)
+{
+	static const struct snapshot empty;
+	static struct report r;
+	struct split_set splits = {};
+
+	if (!prev)
+		prev = &empty;
 	memset(&r, 0, sizeof(r));
 	clock_gettime(CLOCK_REALTIME, &r.wall);
 	r.interval_s = secs;
 	r.plan = plan;
-	r.dropped = cur->dropped - (prev ? prev->dropped : 0);
+	r.timestamp = cfg->timestamp;
+	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
+		r.drops[i] = cur->drops[i] - prev->drops[i];
+		r.dropped += r.drops[i];
+	}
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
-		for (unsigned int o = 0; o < NR_OPS; o++) {
-			if (prev)
-				cell_diff(&r.cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
-			else
-				r.cells[l][o] = cur->cells[l][o];
-		}
+		for (unsigned int o = 0; o < NR_OPS; o++)
+			cell_diff(&r.cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
+	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
+		if (split_diff(&splits, &cur->splits, &prev->splits))
+			return -ENOMEM;
+		split_sort_for_report(&splits);
+		r.splits = &splits;
+		r.split_pid = cfg->per_process;
+		r.split_disk = cfg->per_disk;
+		r.split_flags = cfg->per_flags;
+		r.top = cfg->top;
+		r.disk_name = name_disk;
+	}
 	if (cfg->json)
 		report_json(stdout, &r);
 	else
 		report_text(stdout, &r, cfg->unit);
 	fflush(stdout);
+	split_free(&splits);
+	return 0;
+}
+
+/* An open cgroup v2 directory for the kernel's ancestry check, or -1. */
+static int open_cgroup(const char *path, char *err, size_t errsz)
+{
+	struct statfs sf;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errsz, "cannot open cgroup %s: %s; give a directory under "
+			 "/sys/fs/cgroup", path, strerror(errno));
+		return -1;
+	}
+	if (fstatfs(fd, &sf) || sf.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
+		snprintf(err, errsz, "%s is not a cgroup v2 directory: --cgroup needs the "
+			 "unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup)", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static int check_layers(const struct plan *plan, const struct config *cfg)
@@ -181,10 +228,32 @@ int main(int argc, char **argv)
 			 "CAP_SYS_ADMIN): run it with sudo");
 		return 1;
 	}
-	if (cfg.pid && kill(cfg.pid, 0) && errno == ESRCH) {
-		die_line("no process with PID %d: check the PID (it may have exited)", cfg.pid);
+	for (unsigned int i = 0; i < cfg.nr_pids; i++) {
+		if (kill(cfg.pids[i], 0) && errno == ESRCH) {
+			die_line("no process with PID %d: check the PID (it may have exited)",
+				 cfg.pids[i]);
+			return 1;
+		}
+		knobs.tgids[knobs.nr_tgids++] = cfg.pids[i];
+	}
+	if (cfg.tid && kill(cfg.tid, 0) && errno == ESRCH) {
+		die_line("no thread with TID %d: check the TID (it may have exited)", cfg.tid);
 		return 1;
 	}
+	knobs.tid = cfg.tid;
+	knobs.comm = cfg.comm;
+	knobs.cgroup_fd = -1;
+	if (cfg.cgroup) {
+		knobs.cgroup_fd = open_cgroup(cfg.cgroup, err, sizeof(err));
+		if (knobs.cgroup_fd < 0) {
+			die_line("%s", err);
+			return 1;
+		}
+	}
+	knobs.split_pid = cfg.per_process;
+	knobs.split_disk = cfg.per_disk;
+	knobs.split_flags = cfg.per_flags;
+	knobs.max_keys = cfg.max_keys;
 	if (cfg.disk) {
 		if (disk_resolve("/sys", cfg.disk, &disk, err, sizeof(err))) {
 			die_line("%s", err);
@@ -212,7 +281,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	knobs.tgid = cfg.command ? child : cfg.pid;
+	if (cfg.command) {
+		knobs.tgids[0] = child;
+		knobs.nr_tgids = 1;
+	}
 	knobs.queued = cfg.queued;
 	if (tracer_start(&tracer, &plan, &knobs, err, sizeof(err))) {
 		die_line("%s", err);
@@ -259,14 +331,18 @@ int main(int argc, char **argv)
 		if (stop_signal)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (cfg.duration && elapsed_s(&t0, &now) >= cfg.duration)
+			break;
 		if (cfg.interval && elapsed_s(&tlast, &now) >= cfg.interval) {
-			if (snapshot_take(&tracer, &cur)) {
+			if (snapshot_take(&tracer, &cur) ||
+			    print_report(&cfg, &plan, &cur, &prev, elapsed_s(&tlast, &now))) {
 				die_line("cannot read the BPF maps: %s", strerror(errno));
 				exit_code = 1;
 				goto out;
 			}
-			print_report(&cfg, &plan, &cur, &prev, elapsed_s(&tlast, &now));
+			snapshot_free(&prev);
 			prev = cur;
+			memset(&cur, 0, sizeof(cur));
 			/* Advance by the interval, not to now: reports do not drift. */
 			tlast.tv_sec += cfg.interval;
 			if (cfg.count && ++reports >= cfg.count)
@@ -277,12 +353,12 @@ int main(int argc, char **argv)
 	}
 	/* Stopped by a signal or the command's end: report what is not yet. */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (snapshot_take(&tracer, &cur)) {
+	if (snapshot_take(&tracer, &cur) ||
+	    print_report(&cfg, &plan, &cur, cfg.interval ? &prev : NULL, elapsed_s(&tlast, &now))) {
 		die_line("cannot read the BPF maps: %s", strerror(errno));
 		exit_code = 1;
 		goto out;
 	}
-	print_report(&cfg, &plan, &cur, cfg.interval ? &prev : NULL, elapsed_s(&tlast, &now));
 	if (cfg.command && !stop_signal) {
 		if (WIFEXITED(child_status))
 			exit_code = WEXITSTATUS(child_status);
@@ -290,7 +366,11 @@ int main(int argc, char **argv)
 			exit_code = 128 + WTERMSIG(child_status);
 	}
 out:
+	snapshot_free(&cur);
+	snapshot_free(&prev);
 	tracer_stop(&tracer);
+	if (knobs.cgroup_fd >= 0)
+		close(knobs.cgroup_fd);
 	kcaps_free(&caps);
 	if (release_fd >= 0)
 		close(release_fd); /* an unreleased command exits without running */

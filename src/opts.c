@@ -15,6 +15,11 @@ enum long_only_keys {
 	OPT_JSON = 0x100,
 	OPT_ATTACH,
 	OPT_PLAN,
+	OPT_CGROUP,
+	OPT_TOP,
+	OPT_TIMESTAMP,
+	OPT_DURATION,
+	OPT_MAX_KEYS,
 };
 
 static const char doc[] =
@@ -28,6 +33,9 @@ static const char doc[] =
 	"  iostackbreak -T blk -d nvme0n1 -Q # one disk, including OS queue time\n"
 	"  iostackbreak -T syscall,blk -u    # two layers, in microseconds\n"
 	"  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
+	"  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
+	"  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
+	"  iostackbreak --cgroup /sys/fs/cgroup/db.slice 10  # one container\n"
 	"  iostackbreak --plan               # what would be attached, and why\n"
 	"  iostackbreak -- dd if=f of=/dev/null  # trace one command until it exits\n"
 	"\n"
@@ -40,7 +48,23 @@ static const struct argp_option options[] = {
 	{ "type", 'T', "LAYERS", 0,
 	  "Layers to trace, a comma list of syscall, vfs, ext4, xfs, btrfs, blk "
 	  "(default: all)", 0 },
-	{ "pid", 'p', "PID", 0, "Trace only this process (thread group id)", 0 },
+	{ "pid", 'p', "PID[,PID...]", 0,
+	  "Trace only these processes (thread group ids, up to 16)", 0 },
+	{ "tid", 't', "TID", 0, "Trace only this thread", 0 },
+	{ "comm", 'c', "NAME", 0, "Trace only processes with this name (as in /proc/PID/comm)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0,
+	  "Trace only tasks in this cgroup v2 directory and its descendants", 0 },
+	{ "per-disk", 'D', NULL, 0, "Block layer: one cell per disk", 0 },
+	{ "per-process", 'P', NULL, 0,
+	  "One cell per process (block layer: the submitting process)", 0 },
+	{ "flags", 'F', NULL, 0,
+	  "Block layer: one cell per set of request flags (sync, meta, fua, preflush)", 0 },
+	{ "top", OPT_TOP, "N", 0, "With -D, -P or -F: show the N busiest keys per cell", 0 },
+	{ "max-keys", OPT_MAX_KEYS, "N", 0,
+	  "With -D, -P or -F: room for N keys in the kernel (default 2048); events of "
+	  "keys beyond it are counted as dropped", 0 },
+	{ "timestamp", OPT_TIMESTAMP, NULL, 0, "Print the time before each report", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS and print the report", 0 },
 	{ "disk", 'd', "DISK", 0,
 	  "Block layer: trace only this disk, by its /sys/block name (e.g. nvme0n1)", 0 },
 	{ "queued", 'Q', NULL, 0,
@@ -89,6 +113,32 @@ static long parse_positive(const char *s)
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state);
 
+static int parse_pid_list(struct config *cfg, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char word[24];
+		long v = -1;
+
+		if (len && len < sizeof(word)) {
+			memcpy(word, p, len);
+			word[len] = '\0';
+			v = parse_positive(word);
+		}
+		if (v < 0)
+			return fail(cfg, "invalid PID '%.*s' in -p %s: give positive process "
+				    "ids, separated by commas", (int)len, p, arg);
+		if (cfg->nr_pids == sizeof(cfg->pids) / sizeof(cfg->pids[0]))
+			return fail(cfg, "too many PIDs in -p %s: at most 16", arg);
+		cfg->pids[cfg->nr_pids++] = (int)v;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
 static const struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
 				  doc, NULL, NULL, NULL };
 
@@ -112,10 +162,56 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->layers_given = true;
 		break;
 	case 'p':
+		return parse_pid_list(cfg, arg);
+	case 't':
 		v = parse_positive(arg);
 		if (v < 0)
-			return fail(cfg, "invalid PID '%s': give a positive process id", arg);
-		cfg->pid = (int)v;
+			return fail(cfg, "invalid TID '%s': give a positive thread id", arg);
+		cfg->tid = (int)v;
+		break;
+	case 'c':
+		if (!*arg || strlen(arg) >= 16)
+			return fail(cfg, "invalid name '%s' for -c: give a process name of 1 "
+				    "to 15 characters, as in /proc/PID/comm", arg);
+		cfg->comm = arg;
+		break;
+	case OPT_CGROUP:
+		if (!*arg)
+			return fail(cfg, "empty --cgroup: give a cgroup v2 directory, e.g. "
+				    "/sys/fs/cgroup/system.slice");
+		cfg->cgroup = arg;
+		break;
+	case 'D':
+		cfg->per_disk = true;
+		break;
+	case 'P':
+		cfg->per_process = true;
+		break;
+	case 'F':
+		cfg->per_flags = true;
+		break;
+	case OPT_TOP:
+		v = parse_positive(arg);
+		if (v < 0)
+			return fail(cfg, "invalid --top '%s': give a whole number, 1 or more", arg);
+		cfg->top = (unsigned int)v;
+		break;
+	case OPT_MAX_KEYS:
+		v = parse_positive(arg);
+		if (v < 0 || v > 1 << 20)
+			return fail(cfg, "invalid --max-keys '%s': give a whole number from 1 "
+				    "to 1048576", arg);
+		cfg->max_keys = (unsigned int)v;
+		break;
+	case OPT_TIMESTAMP:
+		cfg->timestamp = true;
+		break;
+	case OPT_DURATION:
+		v = parse_positive(arg);
+		if (v < 0)
+			return fail(cfg, "invalid --duration '%s': give a whole number of "
+				    "seconds, 1 or more", arg);
+		cfg->duration = (unsigned int)v;
 		break;
 	case 'd':
 		if (!*arg || strchr(arg, '/'))
@@ -214,9 +310,19 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	}
 	if (cfg->help_shown)
 		return 0;
-	if (cfg->command && cfg->pid)
+	if (cfg->command && cfg->nr_pids)
 		return fail(cfg, "-p and a command exclude each other: the command's "
 			    "process is the one traced"), 2;
+	if (cfg->per_disk && !(cfg->layers & (1U << LAYER_BLK)))
+		return fail(cfg, "-D applies to the blk layer only: add blk to -T"), 2;
+	if (cfg->per_flags && !(cfg->layers & (1U << LAYER_BLK)))
+		return fail(cfg, "-F applies to the blk layer only: add blk to -T"), 2;
+	if (cfg->top && !cfg->per_disk && !cfg->per_process && !cfg->per_flags)
+		return fail(cfg, "--top ranks the keys of -D, -P or -F: add one of them"), 2;
+	if (cfg->max_keys && !cfg->per_disk && !cfg->per_process && !cfg->per_flags)
+		return fail(cfg, "--max-keys sizes the keys of -D, -P or -F: add one of them"), 2;
+	if (cfg->duration && (cfg->command || cfg->plan_only))
+		return fail(cfg, "--duration does not go with a command or --plan"), 2;
 	if (cfg->disk && !(cfg->layers & (1U << LAYER_BLK)))
 		return fail(cfg, "-d applies to the blk layer only: add blk to -T"), 2;
 	if (cfg->queued && !(cfg->layers & (1U << LAYER_BLK)))

@@ -228,7 +228,9 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 {
 	enum source src;
 	char why[200] = "";
-	bool need_origin = cfg->queued || cfg->pid || cfg->command;
+	/* Who submitted a request is known where it starts, not at issue. */
+	bool need_origin = cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
+			   cfg->comm || cfg->cgroup || cfg->per_process;
 
 	if (!caps->tracepoint_exists(caps->ctx, "block", "block_rq_issue") ||
 	    !caps->tracepoint_exists(caps->ctx, "block", "block_rq_complete")) {

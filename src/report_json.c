@@ -37,10 +37,44 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const cell_st
 	return o;
 }
 
+static json_object *split_json(const struct report *r, const struct split_entry *e)
+{
+	unsigned int layer = e->key.cell / NR_OPS, op = e->key.cell % NR_OPS;
+	json_object *o = cell_json(layer, op, &e->cell);
+
+	if (r->split_pid) {
+		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
+		json_object_object_add(o, "comm", json_object_new_string(e->comm));
+	}
+	if (r->split_disk && layer == LAYER_BLK) {
+		char name[32], dev[32];
+
+		snprintf(dev, sizeof(dev), "%u:%u", e->key.dev >> KDEV_MINORBITS,
+			 e->key.dev & ((1U << KDEV_MINORBITS) - 1));
+		if (r->disk_name)
+			r->disk_name(e->key.dev, name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "%s", dev);
+		json_object_object_add(o, "disk", json_object_new_string(name));
+		json_object_object_add(o, "dev", json_object_new_string(dev));
+	}
+	if (r->split_flags && layer == LAYER_BLK) {
+		static const char *const names[NR_RQ_FLAGS] = { "sync", "meta", "fua", "preflush" };
+		json_object *flags = json_object_new_array();
+
+		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
+			if (e->key.flags & (1U << i))
+				json_object_array_add(flags, json_object_new_string(names[i]));
+		json_object_object_add(o, "flags", flags);
+	}
+	return o;
+}
+
 int report_json(FILE *out, const struct report *r)
 {
 	json_object *root = json_object_new_object();
 	json_object *cells = json_object_new_array(), *skipped = json_object_new_array();
+	json_object *totals = r->splits ? json_object_new_array() : NULL, *drops;
 	char when[40];
 	int ret;
 
@@ -54,7 +88,18 @@ int report_json(FILE *out, const struct report *r)
 			if (!cp->wanted)
 				continue;
 			if (cp->src != SRC_NONE) {
-				json_object_array_add(cells, cell_json(layer, op, &r->cells[layer][op]));
+				if (totals)
+					json_object_array_add(totals,
+							      cell_json(layer, op, &r->cells[layer][op]));
+				if (!report_layer_split(r, layer)) {
+					json_object_array_add(cells,
+							      cell_json(layer, op, &r->cells[layer][op]));
+					continue;
+				}
+				for (size_t i = 0; i < r->splits->n; i++)
+					if (r->splits->v[i].key.cell == CELL_INDEX(layer, op))
+						json_object_array_add(cells,
+								      split_json(r, &r->splits->v[i]));
 				continue;
 			}
 			json_object *s = json_object_new_object();
@@ -66,8 +111,14 @@ int report_json(FILE *out, const struct report *r)
 		}
 	}
 	json_object_object_add(root, "cells", cells);
+	if (totals)
+		json_object_object_add(root, "totals", totals);
 	json_object_object_add(root, "skipped", skipped);
 	json_object_object_add(root, "dropped", json_object_new_uint64(r->dropped));
+	drops = json_object_new_object();
+	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
+		json_object_object_add(drops, drop_reason_name(i), json_object_new_uint64(r->drops[i]));
+	json_object_object_add(root, "dropped_by_reason", drops);
 	ret = fprintf(out, "%s\n",
 		      json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN)) < 0 ? -1 : 0;
 	fflush(out);

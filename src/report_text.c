@@ -69,9 +69,82 @@ static void fmt_value(char *buf, size_t sz, uint64_t ns, enum unit unit)
 		snprintf(buf, sz, "%.2f", ns_to_unit(ns, unit));
 }
 
+static void fmt_stats(char out[6][32], const cell_stats *c, enum unit unit)
+{
+	fmt_value(out[0], 32, c->sum_ns / c->count, unit);
+	fmt_value(out[1], 32, cell_percentile(c, 50), unit);
+	fmt_value(out[2], 32, cell_percentile(c, 90), unit);
+	fmt_value(out[3], 32, cell_percentile(c, 99), unit);
+	fmt_value(out[4], 32, c->max_ns, unit);
+	fmt_value(out[5], 32, c->sum_ns, unit);
+}
+
+/* One row per key, busiest first, --top per cell. */
+static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
+{
+	unsigned int shown = 0, cell = ~0U;
+
+	fprintf(out, "\n%-8s %-7s", "LAYER", "OP");
+	if (r->split_pid)
+		fprintf(out, " %8s %-16s", "PID", "COMM");
+	if (r->split_disk)
+		fprintf(out, " %-12s", "DISK");
+	if (r->split_flags)
+		fprintf(out, " %-20s", "FLAGS");
+	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s\n", "COUNT", "AVG", "P50", "P90", "P99",
+		"MAX", "TOTAL");
+	for (size_t i = 0; i < r->splits->n; i++) {
+		const struct split_entry *e = &r->splits->v[i];
+		unsigned int layer = e->key.cell / NR_OPS, op = e->key.cell % NR_OPS;
+		char st[6][32];
+
+		if (layer >= NR_LAYERS || !report_layer_split(r, layer) || !e->cell.count)
+			continue;
+		if (e->key.cell != cell) {
+			cell = e->key.cell;
+			shown = 0;
+		}
+		if (r->top && shown++ >= r->top)
+			continue;
+		fmt_stats(st, &e->cell, unit);
+		fprintf(out, "%-8s %-7s", layer_name(layer), op_name(layer, op));
+		if (r->split_pid)
+			fprintf(out, " %8u %-16s", e->key.tgid, e->comm[0] ? e->comm : "?");
+		if (r->split_disk) {
+			char disk[32];
+
+			if (layer != LAYER_BLK)
+				snprintf(disk, sizeof(disk), "-");
+			else if (r->disk_name)
+				r->disk_name(e->key.dev, disk, sizeof(disk));
+			else
+				snprintf(disk, sizeof(disk), "%u:%u", e->key.dev >> KDEV_MINORBITS,
+					 e->key.dev & ((1U << KDEV_MINORBITS) - 1));
+			fprintf(out, " %-12s", disk);
+		}
+		if (r->split_flags) {
+			char flags[64];
+
+			rq_flags_string(layer == LAYER_BLK ? e->key.flags : 0, flags, sizeof(flags));
+			fprintf(out, " %-20s", flags);
+		}
+		fprintf(out, " %10llu %12s %12s %12s %12s %12s %14s\n",
+			(unsigned long long)e->cell.count, st[0], st[1], st[2], st[3], st[4], st[5]);
+	}
+}
+
 void report_text(FILE *out, const struct report *r, enum unit unit)
 {
 	const struct plan *plan = r->plan;
+
+	if (r->timestamp) {
+		char when[40];
+		struct tm tm;
+
+		localtime_r(&r->wall.tv_sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		fprintf(out, "\n%s\n", when);
+	}
 
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
@@ -111,8 +184,14 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 				p99, max, total);
 		}
 	}
+	if (r->splits)
+		print_breakdown(out, r, unit);
 	fprintf(out, "(times in %s over %.3f s", unit_name(unit), r->interval_s);
-	if (r->dropped)
-		fprintf(out, "; %" PRIu64 " events DROPPED: a map was full", r->dropped);
+	if (r->dropped) {
+		fprintf(out, "; %" PRIu64 " events DROPPED:", r->dropped);
+		for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
+			if (r->drops[i])
+				fprintf(out, " %" PRIu64 " %s", r->drops[i], drop_reason_name(i));
+	}
 	fprintf(out, ")\n");
 }

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "split.h"
+
+static int key_cmp(const struct split_key *a, const struct split_key *b)
+{
+	if (a->cell != b->cell)
+		return a->cell < b->cell ? -1 : 1;
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->flags != b->flags)
+		return a->flags < b->flags ? -1 : 1;
+	return 0;
+}
+
+static int entry_key_cmp(const void *a, const void *b)
+{
+	return key_cmp(&((const struct split_entry *)a)->key, &((const struct split_entry *)b)->key);
+}
+
+static int entry_report_cmp(const void *pa, const void *pb)
+{
+	const struct split_entry *a = pa, *b = pb;
+
+	if (a->key.cell != b->key.cell)
+		return a->key.cell < b->key.cell ? -1 : 1;
+	if (a->cell.count != b->cell.count)
+		return a->cell.count > b->cell.count ? -1 : 1;
+	return key_cmp(&a->key, &b->key);
+}
+
+void split_sort_by_key(struct split_set *set)
+{
+	if (set->n)
+		qsort(set->v, set->n, sizeof(*set->v), entry_key_cmp);
+}
+
+void split_sort_for_report(struct split_set *set)
+{
+	if (set->n)
+		qsort(set->v, set->n, sizeof(*set->v), entry_report_cmp);
+}
+
+int split_diff(struct split_set *out, const struct split_set *cur, const struct split_set *prev)
+{
+	size_t j = 0;
+
+	out->n = 0;
+	out->v = calloc(cur->n ? cur->n : 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < cur->n; i++) {
+		static const cell_stats empty;
+		const struct split_entry *c = &cur->v[i];
+		const cell_stats *before = &empty;
+		struct split_entry *o = &out->v[out->n];
+
+		while (j < prev->n && key_cmp(&prev->v[j].key, &c->key) < 0)
+			j++;
+		if (j < prev->n && !key_cmp(&prev->v[j].key, &c->key))
+			before = &prev->v[j].cell;
+		cell_diff(&o->cell, &c->cell, before);
+		if (!o->cell.count)
+			continue;
+		o->key = c->key;
+		memcpy(o->comm, c->comm, sizeof(o->comm));
+		out->n++;
+	}
+	return 0;
+}
+
+int split_copy(struct split_set *out, const struct split_set *in)
+{
+	out->n = in->n;
+	out->v = calloc(in->n ? in->n : 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	memcpy(out->v, in->v, in->n * sizeof(*in->v));
+	return 0;
+}
+
+void split_free(struct split_set *set)
+{
+	free(set->v);
+	set->v = NULL;
+	set->n = 0;
+}
+
+void rq_flags_string(unsigned int flags, char *buf, size_t sz)
+{
+	static const char *const names[NR_RQ_FLAGS] = { "sync", "meta", "fua", "preflush" };
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < NR_RQ_FLAGS; i++) {
+		if (!(flags & (1U << i)))
+			continue;
+		if (used < sz)
+			used += (size_t)snprintf(buf + used, sz - used, "%s%s", used ? "," : "",
+						 names[i]);
+	}
+	if (!used)
+		snprintf(buf, sz, "-");
+}
