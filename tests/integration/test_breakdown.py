@@ -1,0 +1,330 @@
+"""Breakdowns (-P, -D, -F) and filters (-p list, -t, -c, --cgroup) on the
+host kernel, each count checked against the workloads' own counts and
+/proc/diskstats, and every JSON report checked against the schema in the
+man page."""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+from harness import TOOL, LoopDevice, Skip, Tool, Work, count, diskstats, run
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+# ---- the JSON schema of man/iostackbreak.8, checked field by field ----
+
+CELL_FIELDS = {"layer": str, "op": str, "count": int, "sum_ns": int, "min_ns": int,
+               "max_ns": int, "p50_ns": int, "p90_ns": int, "p99_ns": int, "buckets": list}
+LAYER_OPS = {
+    "syscall": {"read", "write", "open", "fsync"}, "vfs": {"read", "write", "open", "fsync"},
+    "ext4": {"read", "write", "open", "fsync"}, "xfs": {"read", "write", "open", "fsync"},
+    "btrfs": {"read", "write", "open", "fsync"},
+    "blk": {"read", "write", "flush", "discard", "other"},
+}
+FLAG_NAMES = {"sync", "meta", "fua", "preflush"}
+
+
+def check_cell(c, split=()):
+    for k, t in CELL_FIELDS.items():
+        assert isinstance(c.get(k), t), f"cell field {k}: {c}"
+    assert c["op"] in LAYER_OPS[c["layer"]], c
+    n = sum(b["count"] for b in c["buckets"])
+    assert n == c["count"], f"buckets add to {n}, count {c['count']}"
+    if c["count"]:
+        assert 0 < c["min_ns"] <= c["p50_ns"] <= c["p90_ns"] <= c["p99_ns"] <= c["max_ns"], c
+        assert c["min_ns"] * c["count"] <= c["sum_ns"] <= c["max_ns"] * c["count"], c
+    for i, b in enumerate(c["buckets"]):
+        assert set(b) == {"lo_ns", "hi_ns", "count"} and b["count"] > 0, b
+        assert b["hi_ns"] is None or b["lo_ns"] < b["hi_ns"], b
+        if i:
+            assert c["buckets"][i - 1]["hi_ns"] <= b["lo_ns"], c["buckets"]
+    extra = set(c) - set(CELL_FIELDS)
+    allowed = set()
+    if "pid" in split:
+        allowed |= {"pid", "comm"}
+    if "disk" in split and c["layer"] == "blk":
+        allowed |= {"disk", "dev"}
+    if "flags" in split and c["layer"] == "blk":
+        allowed |= {"flags"}
+    assert extra == allowed, f"cell keys {extra}, want {allowed}: {c}"
+    if "pid" in extra:
+        assert isinstance(c["pid"], int) and c["pid"] > 0 and isinstance(c["comm"], str)
+    if "disk" in extra:
+        assert isinstance(c["disk"], str) and ":" in c["dev"], c
+    if "flags" in extra:
+        assert set(c["flags"]) <= FLAG_NAMES, c
+
+
+def check_report(rep, split=()):
+    want = {"time", "interval_s", "cells", "skipped", "dropped", "dropped_by_reason"}
+    if split:
+        want.add("totals")
+    assert set(rep) == want, f"report keys {set(rep)}, want {want}"
+    assert isinstance(rep["time"], str) and rep["time"].endswith("Z"), rep["time"]
+    assert isinstance(rep["interval_s"], (int, float)) and rep["interval_s"] > 0
+    assert isinstance(rep["dropped"], int)
+    assert sum(rep["dropped_by_reason"].values()) == rep["dropped"], rep
+    for c in rep["cells"]:
+        check_cell(c, split)
+    for c in rep.get("totals", []):
+        check_cell(c)
+    for s in rep["skipped"]:
+        assert set(s) == {"layer", "op", "reason"} and s["reason"], s
+
+
+def keyed(rep, layer, op, **keys):
+    """Sum of the counts of the keyed cells matching keys."""
+    return sum(c["count"] for c in rep["cells"]
+               if c["layer"] == layer and c["op"] == op
+               and all(c.get(k) == v for k, v in keys.items()))
+
+
+def total(rep, layer, op):
+    for c in rep.get("totals", rep["cells"]):
+        if c["layer"] == layer and c["op"] == op and "pid" not in c and "disk" not in c:
+            return c["count"]
+    raise AssertionError(f"no total for {layer} {op}")
+
+
+# ---- tests ----
+
+
+@test
+def per_disk_counts_equal_diskstats_on_two_loop_devices():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        a = LoopDevice(tmp, name="a.img")
+        b = LoopDevice(tmp, name="b.img")
+        try:
+            wa = Work("-D", "pread", "150", a.dev)
+            wb = Work("-D", "pwrite", "230", b.dev)
+            tool = Tool("-T", "blk", "-D", "--json")
+            text = Tool("-T", "blk", "-D")
+            before = (diskstats(a.name), diskstats(b.name))
+            wa.go()
+            wb.go()
+            wa.finish()
+            wb.finish()
+            after = (diskstats(a.name), diskstats(b.name))
+            rep = tool.stop_json()[0]
+            check_report(rep, split=("disk",))
+            da = [x - y for x, y in zip(after[0], before[0])]
+            db = [x - y for x, y in zip(after[1], before[1])]
+            assert da[0] == 150 and db[1] == 230, (da, db)
+            assert keyed(rep, "blk", "read", disk=a.name) == 150, rep["cells"]
+            assert keyed(rep, "blk", "write", disk=b.name) == 230, rep["cells"]
+            assert keyed(rep, "blk", "write", disk=a.name) == da[1]
+            assert keyed(rep, "blk", "read", disk=b.name) == db[0]
+            # Every request is in one key: keys add up to the totals.
+            for op in ("read", "write"):
+                assert keyed(rep, "blk", op) == total(rep, "blk", op), rep
+            # The text breakdown shows the same counts per disk.
+            rc, out, err = text.stop()
+            assert rc == 0, err
+            rows = {}
+            for line in out.splitlines():
+                f = line.split()
+                if len(f) > 3 and f[0] == "blk" and f[2] in (a.name, b.name):
+                    rows[(f[1], f[2])] = int(f[3])
+            assert rows.get(("read", a.name)) == 150, out
+            assert rows.get(("write", b.name)) == 230, out
+        finally:
+            a.close()
+            b.close()
+
+
+@test
+def per_process_counts_each_workload_at_syscall_and_blk():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            wa = Work("-D", "pread", "300", loop.dev)
+            wb = Work("-D", "pread", "170", loop.dev)
+            tool = Tool("-T", "syscall,blk", "-P", "--json", "-p", f"{wa.pid},{wb.pid}")
+            before = diskstats(loop.name)
+            wa.go()
+            wb.go()
+            wa.finish()
+            wb.finish()
+            after = diskstats(loop.name)
+            rep = tool.stop_json()[0]
+            check_report(rep, split=("pid",))
+            assert after[0] - before[0] == 470, (before, after)
+            for w, n in ((wa, 300), (wb, 170)):
+                assert keyed(rep, "syscall", "read", pid=w.pid) == n, rep["cells"]
+                assert keyed(rep, "blk", "read", pid=w.pid) == n, rep["cells"]
+                assert keyed(rep, "syscall", "read", pid=w.pid, comm="iowork") == n
+            assert total(rep, "blk", "read") == 470
+            pids = {c["pid"] for c in rep["cells"]}
+            assert pids == {wa.pid, wb.pid}, pids
+        finally:
+            loop.close()
+
+
+@test
+def pid_list_and_comm_select_exactly_their_processes():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        run("dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=4", "status=none", check=True)
+        for mode in ("pids", "comm"):
+            wa = Work("pread", "400", path)
+            wb = Work("pread", "250", path)
+            wc = Work("pread", "99", path)  # in the pid list? no: it must not count
+            args = ["-p", f"{wa.pid},{wb.pid}"] if mode == "pids" else ["-c", "iowork"]
+            tool = Tool("-T", "syscall", "-P", "--json", *args)
+            # Noise from another program, outside both filters.
+            noise = subprocess.Popen(["dd", f"if={path}", "of=/dev/null", "bs=4k",
+                                      "status=none"])
+            for w in (wa, wb, wc):
+                w.go()
+            for w in (wa, wb, wc):
+                w.finish()
+            noise.wait()
+            rep = tool.stop_json()[0]
+            check_report(rep, split=("pid",))
+            assert keyed(rep, "syscall", "read", pid=wa.pid) == 400, (mode, rep["cells"])
+            assert keyed(rep, "syscall", "read", pid=wb.pid) == 250, (mode, rep["cells"])
+            want = {wa.pid, wb.pid} if mode == "pids" else {wa.pid, wb.pid, wc.pid}
+            if mode == "comm":
+                assert keyed(rep, "syscall", "read", pid=wc.pid) == 99
+            assert {c["pid"] for c in rep["cells"]} == want, (mode, rep["cells"])
+            assert noise.pid not in {c["pid"] for c in rep["cells"]}
+
+
+@test
+def tid_selects_one_thread():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        work = Work("-c", "-t", "2", "pread", "400", path)
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{work.pid}/task"))
+        workers = [t for t in tids if t != work.pid]
+        assert len(workers) == 2, tids
+        tool = Tool("-T", "syscall", "--json", "-t", str(workers[0]))
+        work.go()
+        work.finish()
+        rep = tool.stop_json()[0]
+        check_report(rep)
+        # iowork splits N evenly: each worker thread makes 200 preads.
+        assert count(rep, "syscall", "read") == 200, rep
+
+
+def cgroup2_root():
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return mnt, False
+    mnt = tempfile.mkdtemp(prefix="iosb-cgroup2-")
+    p = run("mount", "-t", "cgroup2", "none", mnt)
+    if p.returncode:
+        raise Skip(f"no cgroup v2 hierarchy and cannot mount one: {p.stderr.strip()}")
+    return mnt, True
+
+
+@test
+def cgroup_selects_only_the_process_inside_it():
+    root, mounted = cgroup2_root()
+    group = os.path.join(root, f"iosb-test-{os.getpid()}")
+    child = os.path.join(group, "child")
+    os.makedirs(child)
+    try:
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+            loop = LoopDevice(tmp)
+            try:
+                inside = Work("-D", "pread", "210", loop.dev)
+                outside = Work("-D", "pread", "130", loop.dev)
+                # A descendant of the group counts as inside it.
+                with open(os.path.join(child, "cgroup.procs"), "w") as f:
+                    f.write(str(inside.pid))
+                tool = Tool("-T", "syscall,blk", "-P", "--json", "--cgroup", group)
+                inside.go()
+                outside.go()
+                inside.finish()
+                outside.finish()
+                rep = tool.stop_json()[0]
+                check_report(rep, split=("pid",))
+                assert {c["pid"] for c in rep["cells"]} == {inside.pid}, rep["cells"]
+                assert keyed(rep, "syscall", "read", pid=inside.pid) == 210
+                assert keyed(rep, "blk", "read", pid=inside.pid) == 210
+            finally:
+                loop.close()
+    finally:
+        time.sleep(0.2)
+        os.rmdir(child)
+        os.rmdir(group)
+        if mounted:
+            run("umount", root)
+            os.rmdir(root)
+
+
+@test
+def a_full_breakdown_map_counts_what_it_drops():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        run("dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=1", "status=none", check=True)
+        works = [Work("pread", "100", path) for _ in range(6)]
+        pids = ",".join(str(w.pid) for w in works)
+        tool = Tool("-T", "syscall", "-P", "--max-keys", "3", "--json", "-p", pids)
+        for w in works:
+            w.go()
+        for w in works:
+            w.finish()
+        rep = tool.stop_json()[0]
+        check_report(rep, split=("pid",))
+        lost = rep["dropped_by_reason"]["breakdown_map_full"]
+        assert lost > 0, rep
+        assert len(rep["cells"]) <= 3, rep["cells"]
+        # The cells themselves lose nothing; the breakdown's losses are counted.
+        assert total(rep, "syscall", "read") == 600, rep
+        recorded = sum(c["count"] for c in rep["cells"])
+        truth = sum(c["count"] for c in rep["totals"])
+        assert recorded + lost == truth, (recorded, lost, truth)
+
+
+@test
+def request_flags_split_blk_writes():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            work = Work("-D", "pwrite", "120", loop.dev)
+            tool = Tool("-T", "blk", "-F", "-d", loop.name, "--json")
+            before = diskstats(loop.name)
+            work.go()
+            work.finish()
+            after = diskstats(loop.name)
+            rep = tool.stop_json()[0]
+            check_report(rep, split=("flags",))
+            assert after[1] - before[1] == 120
+            assert keyed(rep, "blk", "write") == 120, rep["cells"]
+            # O_DIRECT writes are synchronous requests.
+            sync = sum(c["count"] for c in rep["cells"]
+                       if c["op"] == "write" and "sync" in c["flags"])
+            assert sync == 120, rep["cells"]
+        finally:
+            loop.close()
+
+
+@test
+def timestamp_duration_and_interval_json_keep_the_schema():
+    start = time.monotonic()
+    p = run(TOOL, "-T", "syscall,blk", "--timestamp", "--duration", "2", timeout=30)
+    took = time.monotonic() - start
+    assert p.returncode == 0, p.stderr
+    assert 2 <= took < 10, took
+    first = [l for l in p.stdout.splitlines() if l.strip()][0]
+    time.strptime(first, "%Y-%m-%d %H:%M:%S")
+    p = run(TOOL, "-T", "syscall,blk", "-P", "-D", "-F", "--json", "1", "2", timeout=30)
+    assert p.returncode == 0, p.stderr
+    reports = [json.loads(l) for l in p.stdout.splitlines()]
+    assert len(reports) == 2
+    for rep in reports:
+        check_report(rep, split=("pid", "disk", "flags"))
+    p = run(TOOL, "-T", "syscall,blk", "--json", "--duration", "1", timeout=30)
+    check_report(json.loads(p.stdout.splitlines()[-1]))
