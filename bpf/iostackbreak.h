@@ -103,8 +103,13 @@ struct rq_start {
 #define KDEV_MAKE(major, minor) (((__u32)(major) << KDEV_MINORBITS) | (__u32)(minor))
 
 /* Sizes of the bounded maps (user space may raise them before load). */
-#define MAX_THREADS 16384
-#define MAX_INFLIGHT_RQS 16384
+/*
+ * Threads with a call open at once, and block requests in flight: 8192
+ * threads in I/O at one instant, or 4096 requests (four NVMe queues at
+ * depth 1024), are far beyond what one host sustains; a full map is counted.
+ */
+#define MAX_THREADS 8192
+#define MAX_INFLIGHT_RQS 4096
 #define MAX_SPLIT_KEYS 2048
 
 #endif /* IOSTACKBREAK_H */

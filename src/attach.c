@@ -290,9 +290,13 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 	t->splitting = knobs->split_pid || knobs->split_disk || knobs->split_flags;
 	if (knobs->max_keys)
 		bpf_map__set_max_entries(t->skel->maps.split_cells, knobs->max_keys);
-	/* Without a breakdown the map is never used: keep it at one entry. */
+	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
 	if (!t->splitting)
 		bpf_map__set_max_entries(t->skel->maps.split_cells, 1);
+	if (!blk)
+		bpf_map__set_max_entries(t->skel->maps.rq_starts, 1);
+	if (!plan_traces_threads(plan))
+		bpf_map__set_max_entries(t->skel->maps.thread_starts, 1);
 	t->skel->rodata->filter_dev = knobs->filter_dev;
 	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
 	t->skel->rodata->blk_queued = knobs->queued;

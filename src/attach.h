@@ -16,6 +16,7 @@ struct tracer {
 	size_t nr_links;
 	size_t cap_links;
 	bool splitting; /* -P, -D or -F: the breakdown map is in use */
+	bool with_stats; /* --stats: read the programs' run time too */
 };
 
 struct tracer_knobs {

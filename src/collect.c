@@ -87,6 +87,8 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 		ret = read_drops(t, snap, ncpu);
 	if (!ret && t->splitting)
 		ret = read_splits(t, snap);
+	if (!ret && t->with_stats)
+		ret = stats_read(t, &snap->stats);
 	return ret;
 }
 

@@ -8,11 +8,13 @@
 #include "attach.h"
 #include "hist.h"
 #include "split.h"
+#include "stats.h"
 
 struct snapshot {
 	cell_stats cells[NR_LAYERS][NR_OPS];
 	uint64_t drops[NR_DROP_REASONS];
 	struct split_set splits; /* sorted by key */
+	struct self_stats stats; /* with --stats */
 };
 
 int snapshot_take(struct tracer *t, struct snapshot *snap);

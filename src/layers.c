@@ -86,3 +86,27 @@ int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t bad
 		p += len + 1;
 	}
 }
+
+int layer_of_program(const char *name)
+{
+	static const char *const fn_prefixes[] = { "fe_", "fx_", "kp_", "kr_" };
+
+	if (!strncmp(name, "se_", 3) || !strncmp(name, "sx_", 3))
+		return LAYER_SYSCALL;
+	if (!strncmp(name, "tb_", 3) || !strncmp(name, "rt_", 3))
+		return LAYER_BLK;
+	if (!strncmp(name, "tp_ext4_", 8))
+		return LAYER_EXT4;
+	for (unsigned int i = 0; i < 4; i++) {
+		if (strncmp(name, fn_prefixes[i], 3))
+			continue;
+		/* fe_<layer>_<op>_<slot>: the layer name ends at the next '_'. */
+		for (unsigned int l = 0; l < NR_LAYERS; l++) {
+			size_t n = strlen(layer_names[l]);
+
+			if (!strncmp(name + 3, layer_names[l], n) && name[3 + n] == '_')
+				return (int)l;
+		}
+	}
+	return -1;
+}

@@ -26,6 +26,7 @@
 #include "planner.h"
 #include "probe.h"
 #include "report.h"
+#include "stats.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t child_exited;
@@ -128,6 +129,7 @@ static int print_report(const struct config *cfg, const struct plan *plan,
 	static const struct snapshot empty;
 	static struct report r;
 	struct split_set splits = {};
+	struct self_stats stats;
 
 	if (!prev)
 		prev = &empty;
@@ -153,6 +155,10 @@ static int print_report(const struct config *cfg, const struct plan *plan,
 		r.split_flags = cfg->per_flags;
 		r.top = cfg->top;
 		r.disk_name = name_disk;
+	}
+	if (cfg->stats) {
+		stats_diff(&stats, &cur->stats, &prev->stats);
+		r.stats = &stats;
 	}
 	if (cfg->json)
 		report_json(stdout, &r);
@@ -207,7 +213,7 @@ int main(int argc, char **argv)
 	struct config cfg;
 	struct kcaps caps;
 	struct plan plan;
-	int release_fd = -1, exit_code = 0, child_status = 0;
+	int release_fd = -1, exit_code = 0, child_status = 0, stats_fd = -1;
 	pid_t child = 0;
 	char err[512];
 	unsigned int reports = 0;
@@ -286,6 +292,15 @@ int main(int argc, char **argv)
 		knobs.nr_tgids = 1;
 	}
 	knobs.queued = cfg.queued;
+	/* Before attaching: every run of our programs is then accounted. */
+	if (cfg.stats) {
+		stats_fd = stats_enable(err, sizeof(err));
+		if (stats_fd < 0) {
+			die_line("%s", err);
+			exit_code = 1;
+			goto out;
+		}
+	}
 	if (tracer_start(&tracer, &plan, &knobs, err, sizeof(err))) {
 		die_line("%s", err);
 		exit_code = 1;
@@ -295,6 +310,7 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	tracer.with_stats = cfg.stats;
 	if (cfg.verbose)
 		plan_print(&plan, stderr);
 	if (cfg.plan_only) {
@@ -371,6 +387,8 @@ out:
 	tracer_stop(&tracer);
 	if (knobs.cgroup_fd >= 0)
 		close(knobs.cgroup_fd);
+	if (stats_fd >= 0)
+		close(stats_fd); /* the kernel stops its accounting with it */
 	kcaps_free(&caps);
 	if (release_fd >= 0)
 		close(release_fd); /* an unreleased command exits without running */

@@ -20,6 +20,7 @@ enum long_only_keys {
 	OPT_TIMESTAMP,
 	OPT_DURATION,
 	OPT_MAX_KEYS,
+	OPT_STATS,
 };
 
 static const char doc[] =
@@ -63,6 +64,9 @@ static const struct argp_option options[] = {
 	{ "max-keys", OPT_MAX_KEYS, "N", 0,
 	  "With -D, -P or -F: room for N keys in the kernel (default 2048); events of "
 	  "keys beyond it are counted as dropped", 0 },
+	{ "stats", OPT_STATS, NULL, 0,
+	  "Report the tracer's own cost: BPF run time per layer as the kernel "
+	  "measures it, map memory, dropped events", 0 },
 	{ "timestamp", OPT_TIMESTAMP, NULL, 0, "Print the time before each report", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS and print the report", 0 },
 	{ "disk", 'd', "DISK", 0,
@@ -202,6 +206,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			return fail(cfg, "invalid --max-keys '%s': give a whole number from 1 "
 				    "to 1048576", arg);
 		cfg->max_keys = (unsigned int)v;
+		break;
+	case OPT_STATS:
+		cfg->stats = true;
 		break;
 	case OPT_TIMESTAMP:
 		cfg->timestamp = true;

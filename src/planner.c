@@ -329,6 +329,15 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 		 plan->cells[layer][0].why, remedy);
 }
 
+bool plan_traces_threads(const struct plan *plan)
+{
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
+		for (unsigned int op = 0; op < NR_OPS; op++)
+			if (layer != LAYER_BLK && plan->cells[layer][op].src != SRC_NONE)
+				return true;
+	return false;
+}
+
 unsigned int plan_nr_traced(const struct plan *plan)
 {
 	unsigned int n = 0;

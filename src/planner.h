@@ -71,6 +71,9 @@ unsigned int plan_failed_layers(const struct plan *plan, const struct config *cf
 /* Why a layer cannot be traced at all, with the remedy, in one line. */
 void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, size_t sz);
 
+/* Does any traced cell time calls of threads (every layer but blk)? */
+bool plan_traces_threads(const struct plan *plan);
+
 /* Number of traced cells. */
 unsigned int plan_nr_traced(const struct plan *plan);
 

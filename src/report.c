@@ -79,3 +79,12 @@ const char *drop_reason_name(unsigned int reason)
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";
 }
+
+uint64_t report_layer_events(const struct report *r, unsigned int layer)
+{
+	uint64_t n = 0;
+
+	for (unsigned int op = 0; op < NR_OPS; op++)
+		n += r->cells[layer][op].count;
+	return n;
+}

@@ -11,6 +11,7 @@
 #include "opts.h"
 #include "planner.h"
 #include "split.h"
+#include "stats.h"
 
 /* Names a disk by its kernel dev_t, e.g. "nvme0n1"; "259:0" if unknown. */
 typedef void (*disk_namer)(uint32_t dev, char *buf, size_t sz);
@@ -28,7 +29,11 @@ struct report {
 	const struct split_set *splits;
 	unsigned int top;       /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;
+	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
 };
+
+/* Timed operations of a layer in the report: the events its programs served. */
+uint64_t report_layer_events(const struct report *r, unsigned int layer);
 
 /* Is this layer broken down in this report? */
 bool report_layer_split(const struct report *r, unsigned int layer);

@@ -119,6 +119,28 @@ int report_json(FILE *out, const struct report *r)
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i), json_object_new_uint64(r->drops[i]));
 	json_object_object_add(root, "dropped_by_reason", drops);
+	if (r->stats) {
+		json_object *st = json_object_new_object(), *layers = json_object_new_array();
+
+		for (unsigned int l = 0; l < NR_LAYERS; l++) {
+			const struct layer_cost *c = &r->stats->layers[l];
+			json_object *o;
+
+			if (!c->programs)
+				continue;
+			o = json_object_new_object();
+			json_object_object_add(o, "layer", json_object_new_string(layer_name(l)));
+			json_object_object_add(o, "programs", json_object_new_int(c->programs));
+			json_object_object_add(o, "runs", json_object_new_uint64(c->runs));
+			json_object_object_add(o, "run_time_ns", json_object_new_uint64(c->run_time_ns));
+			json_object_object_add(o, "events",
+					       json_object_new_uint64(report_layer_events(r, l)));
+			json_object_array_add(layers, o);
+		}
+		json_object_object_add(st, "layers", layers);
+		json_object_object_add(st, "map_bytes", json_object_new_uint64(r->stats->map_bytes));
+		json_object_object_add(root, "stats", st);
+	}
 	ret = fprintf(out, "%s\n",
 		      json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN)) < 0 ? -1 : 0;
 	fflush(out);

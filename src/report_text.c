@@ -133,6 +133,27 @@ static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
 	}
 }
 
+static void print_stats(FILE *out, const struct report *r)
+{
+	const struct self_stats *st = r->stats;
+
+	fprintf(out, "\n%-8s %6s %12s %14s %8s %12s %9s\n", "LAYER", "PROGS", "RUNS",
+		"RUN_TIME_NS", "NS/RUN", "EVENTS", "NS/EVENT");
+	for (unsigned int l = 0; l < NR_LAYERS; l++) {
+		const struct layer_cost *c = &st->layers[l];
+		uint64_t events = report_layer_events(r, l);
+
+		if (!c->programs)
+			continue;
+		fprintf(out, "%-8s %6u %12" PRIu64 " %14" PRIu64 " %8" PRIu64 " %12" PRIu64
+			" %9" PRIu64 "\n", layer_name(l), c->programs, c->runs, c->run_time_ns,
+			c->runs ? c->run_time_ns / c->runs : 0, events,
+			events ? c->run_time_ns / events : 0);
+	}
+	fprintf(out, "(tracer cost, measured by the kernel; maps: %" PRIu64 " bytes; "
+		"dropped: %" PRIu64 ")\n", st->map_bytes, r->dropped);
+}
+
 void report_text(FILE *out, const struct report *r, enum unit unit)
 {
 	const struct plan *plan = r->plan;
@@ -186,6 +207,8 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 	}
 	if (r->splits)
 		print_breakdown(out, r, unit);
+	if (r->stats)
+		print_stats(out, r);
 	fprintf(out, "(times in %s over %.3f s", unit_name(unit), r->interval_s);
 	if (r->dropped) {
 		fprintf(out, "; %" PRIu64 " events DROPPED:", r->dropped);

@@ -441,3 +441,84 @@ def workloads_we_did_not_write_fio_and_dd():
             assert count(rep, "blk", "read") == after[0] - before[0] == 300, (before, after)
         finally:
             loop.close()
+
+
+def bpftool_costs(tool_pid):
+    """Per layer (runs, run_time_ns) of the programs tool_pid holds, as
+    bpftool reports them: the kernel's numbers, read from outside."""
+    # The programs the tool holds: prog_id lines of its descriptors.
+    ids = set()
+    fdinfo = f"/proc/{tool_pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            continue
+    p = run("bpftool", "-j", "prog", "show", check=True)
+    layers = {}
+    for prog in json.loads(p.stdout):
+        if prog["id"] not in ids:
+            continue
+        name = prog.get("name", "")
+        layer = None
+        if name.startswith(("se_", "sx_")):
+            layer = "syscall"
+        elif name.startswith(("tb_", "rt_")):
+            layer = "blk"
+        elif name.startswith("tp_ext4_"):
+            layer = "ext4"
+        if layer is None:
+            continue
+        runs, ns = layers.get(layer, (0, 0))
+        layers[layer] = (runs + prog.get("run_cnt", 0), ns + prog.get("run_time_ns", 0))
+    return layers
+
+
+@test
+def stats_agree_with_bpftool_and_are_restored():
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        before_setting = f.read().strip()
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        work = Work("-c", "pread", "20000", path)
+        tool = Tool("-T", "syscall,blk", "--stats", "--json")
+        work.go()
+        work.finish()
+        low = bpftool_costs(tool.proc.pid)
+        # The report is printed before the programs are detached: read the
+        # kernel's numbers again right after it, to bracket the tool's own.
+        tool.proc.send_signal(signal.SIGINT)
+        line = tool.proc.stdout.readline()
+        high = bpftool_costs(tool.proc.pid)
+        rc, _, err = tool.wait()
+        assert rc == 0, err
+        rep = json.loads(line)
+        stats = {l["layer"]: l for l in rep["stats"]["layers"]}
+        assert set(stats) == {"syscall", "blk"}, stats
+        assert stats["syscall"]["programs"] == 32, stats
+        for layer, st in stats.items():
+            lo, hi = low[layer], high[layer]
+            assert lo[0] <= st["runs"] <= hi[0], (layer, lo, st, hi)
+            assert lo[1] <= st["run_time_ns"] <= hi[1], (layer, lo, st, hi)
+        # Every timed syscall is one entry and one exit run, at least.
+        assert stats["syscall"]["runs"] >= 2 * stats["syscall"]["events"] >= 2 * 20000, stats
+        assert 0 < rep["stats"]["map_bytes"] < 4 << 20, rep["stats"]
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        assert f.read().strip() == before_setting, "bpf_stats_enabled left changed"
+
+
+@test
+def a_million_syscalls_on_two_threads_lose_nothing():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        work = Work("-c", "-t", "2", "pread", "1000000", path)
+        tool = Tool("-T", "syscall", "-p", str(work.pid), "--json")
+        work.go()
+        result = work.finish(timeout=300)
+        rep = tool.stop_json()[0]
+        assert int(result["done"]) == 1000000, result
+        assert count(rep, "syscall", "read") == 1000000, rep
+        assert rep["dropped"] == 0, rep
