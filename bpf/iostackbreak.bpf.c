@@ -28,7 +28,7 @@ const volatile bool split_flags;      /* -F */
 const volatile bool filter_dev;
 const volatile __u32 targ_dev;        /* kernel dev_t of the disk */
 const volatile bool blk_queued;       /* -Q: time from origin, not issue */
-const volatile bool blk_have_origin;  /* origin tracepoint attached */
+const volatile bool blk_origin_sees_all; /* it is block_io_start: every request */
 const volatile __u32 blk_rq_argn;     /* index of the request in insert/issue */
 
 struct {
@@ -80,6 +80,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct thread_starts);
 } thread_starts SEC(".maps");
+
+/*
+ * The same slots in task-local storage where the kernel allows it (5.11+
+ * for the map; tracepoint and kprobe programs may use it on newer kernels):
+ * no hashing, and memory only for tasks that did traced I/O. User space
+ * tries this first and falls back to the hash.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_starts);
+} task_starts SEC(".maps");
+
+const volatile bool use_task_storage;
 
 /* Requests in flight; deleted at completion, so a plain hash that can fill. */
 struct {
@@ -247,6 +262,15 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 
 	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
+	if (use_task_storage) {
+		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ts) {
+			count_drop(DROP_THREAD_MAP_FULL);
+			return 0;
+		}
+		goto have_slot;
+	}
 	ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts) {
 		static const struct thread_starts zero;
@@ -258,6 +282,7 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 			return 0;
 		}
 	}
+have_slot:
 	if (nest && ts->depth[layer]++)
 		return 0;
 	ts->start_ns[layer] = bpf_ktime_get_ns();
@@ -273,7 +298,10 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 
 	if (layer >= NR_LAYERS || !tgid_wanted(id))
 		return 0;
-	ts = bpf_map_lookup_elem(&thread_starts, &tid);
+	if (use_task_storage)
+		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
+	else
+		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts)
 		return 0;
 	if (nest) {
@@ -474,13 +502,25 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rq_start v = {};
+	bool wanted = task_wanted(id);
 
-	if (!task_wanted(id))
-		return 0;
-	if (filter_dev || split_disk) {
+	if (wanted && (filter_dev || split_disk)) {
 		v.dev = rq_dev(rq);
-		if (filter_dev && v.dev != targ_dev)
+		wanted = !filter_dev || v.dev == targ_dev;
+	}
+	if (!wanted) {
+		/*
+		 * Insert does not see requests issued directly (no scheduler),
+		 * so issue must take those as first sightings; a request that
+		 * insert saw and filtered out is marked so that issue, maybe in
+		 * another task's context, does not take it as new.
+		 */
+		if (issue_ns || blk_origin_sees_all)
 			return 0;
+		v.excluded = 1;
+		if (bpf_map_update_elem(&rq_starts, &key, &v, BPF_ANY))
+			count_drop(DROP_RQ_MAP_FULL);
+		return 0;
 	}
 	if (split_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
@@ -505,13 +545,14 @@ static __always_inline int blk_issue(struct request *rq)
 
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (v) {
-		v->issue_ns = now;
+		if (!v->excluded)
+			v->issue_ns = now;
 		return 0;
 	}
-	/* Seen at origin and filtered out there, or started before we were. */
-	if (blk_have_origin)
+	/* block_io_start sees every request: this one began before we did. */
+	if (blk_origin_sees_all)
 		return 0;
-	/* No origin point attached: issue is the first sighting. */
+	/* No origin attached, or insert was bypassed: issue is the first sighting. */
 	return blk_first_seen(rq, key, now, now);
 }
 
@@ -527,7 +568,7 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
 	/* A partial completion: the request goes on with the rest. */
 	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
 		return 0;
-	start = blk_queued ? v->origin_ns : v->issue_ns;
+	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
 	if (start) {
 		__u32 op = rq_op(rq);
 		__u64 delta = bpf_ktime_get_ns() - start;

@@ -96,6 +96,8 @@ struct rq_start {
 	__u32 tgid;      /* submitter, recorded where it is still current */
 	__u32 dev;       /* the request's disk, when filtered or split by it */
 	char comm[COMM_LEN]; /* submitter's name, for -P */
+	__u32 excluded;  /* seen at insert and filtered out: skip it at issue */
+	__u32 pad;
 };
 
 /* Kernel dev_t encoding (MKDEV in include/linux/kdev_t.h), not glibc's. */

@@ -263,13 +263,14 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 	return 0;
 }
 
-int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs,
-		 char *err, size_t errsz)
+/* Opens and loads the object, start slots in task storage or in a hash. */
+static int open_and_load(struct tracer *t, const struct plan *plan,
+			 const struct tracer_knobs *knobs, bool task_storage, char *err,
+			 size_t errsz)
 {
 	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
 	int ret;
 
-	memset(t, 0, sizeof(*t));
 	t->skel = iostackbreak_bpf__open();
 	if (!t->skel) {
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
@@ -295,13 +296,21 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		bpf_map__set_max_entries(t->skel->maps.split_cells, 1);
 	if (!blk)
 		bpf_map__set_max_entries(t->skel->maps.rq_starts, 1);
-	if (!plan_traces_threads(plan))
-		bpf_map__set_max_entries(t->skel->maps.thread_starts, 1);
 	t->skel->rodata->filter_dev = knobs->filter_dev;
 	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
 	t->skel->rodata->blk_queued = knobs->queued;
-	t->skel->rodata->blk_have_origin = blk && plan->blk_origin;
+	t->skel->rodata->blk_origin_sees_all =
+		blk && plan->blk_origin && !strcmp(plan->blk_origin, "block_io_start");
 	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
+	t->skel->rodata->use_task_storage = task_storage;
+	if (task_storage || !plan_traces_threads(plan))
+		bpf_map__set_max_entries(t->skel->maps.thread_starts, 1);
+	if (!task_storage) {
+		/* A placeholder the dead task-storage branch can name on any kernel. */
+		bpf_map__set_type(t->skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
+		bpf_map__set_map_flags(t->skel->maps.task_starts, 0);
+		bpf_map__set_max_entries(t->skel->maps.task_starts, 1);
+	}
 	if (select_programs(t, plan, err, errsz))
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
@@ -309,6 +318,28 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		snprintf(err, errsz, "the kernel refused to load the BPF programs (%s); run "
 			 "with -v to see the verifier's log", strerror(-ret));
 		return -1;
+	}
+	t->task_storage = task_storage;
+	return 0;
+}
+
+int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs,
+		 char *err, size_t errsz)
+{
+	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
+
+	memset(t, 0, sizeof(*t));
+	/*
+	 * Only loading tells whether this kernel lets these program types use
+	 * task storage: try it, and load again with the hash if it refuses.
+	 */
+	if (open_and_load(t, plan, knobs, plan_traces_threads(plan), err, errsz)) {
+		if (!plan_traces_threads(plan))
+			return -1;
+		iostackbreak_bpf__destroy(t->skel);
+		t->skel = NULL;
+		if (open_and_load(t, plan, knobs, false, err, errsz))
+			return -1;
 	}
 	if (knobs->cgroup_fd >= 0) {
 		__u32 zero = 0;

@@ -17,6 +17,7 @@ struct tracer {
 	size_t cap_links;
 	bool splitting; /* -P, -D or -F: the breakdown map is in use */
 	bool with_stats; /* --stats: read the programs' run time too */
+	bool task_storage; /* start slots in task storage, not the hash */
 };
 
 struct tracer_knobs {
