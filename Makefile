@@ -92,6 +92,11 @@ integration: all
 vm: all
 	tests/vm/run.sh
 
+# Overhead benchmark (root, ~10 min): bench/README.md; writes bench/results/.
+.PHONY: bench
+bench:
+	bench/run.sh
+
 # Everything: unit tests, then real BPF on this kernel, then the VM suite.
 check: unit integration vm
 

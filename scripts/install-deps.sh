@@ -5,7 +5,7 @@ set -eu
 
 PKGS="clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 libjson-c-dev libcriterion-dev libbpf-tools python3 util-linux e2fsprogs \
-xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86 fdisk fio strace"
+xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86 fdisk fio strace jq"
 
 missing=""
 for p in $PKGS; do

@@ -2,15 +2,21 @@
  * iowork - deterministic I/O workload used as ground truth by the
  * iostackbreak integration tests.
  *
- * The program has two phases.  Setup does everything that is not part of
+ * The program has two parts.  Setup does everything that is not part of
  * the experiment: it creates, sizes and fills the file, flushes it, warms
  * or drops the page cache, opens one descriptor per worker thread,
  * allocates and faults in the buffers, and starts the workers.  The
- * measured phase then issues exactly N system calls of the requested kind
+ * measured part then issues exactly N system calls of the requested kind
  * and nothing else that touches a file (bar the close() after each call
  * of the open op): no printing, no opening, no seeking.  Whatever a
  * tracer attributes to this pid between the start signal and the result
  * line must therefore add up to the numbers printed at the end.
+ *
+ * Several OP N PATH triples make a multi-phase run: every phase is set up
+ * before the start signal, the phases then run one after the other, and
+ * all result lines are written together, in one write(2), once the last
+ * phase is over.  One tracer following the pid sees every phase and
+ * nothing in between.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -45,12 +51,20 @@
 #define READ_CAP		(1 * GIB)
 #define MAX_SIZE		(1 * GIB)
 #define MAX_THREADS		1024
+/* Phases per run, and worker threads over all phases together. */
+#define MAX_PHASES		64
+#define MAX_TOTAL_THREADS	4096
 #define DIRECT_ALIGN		512ULL
 #define BUF_ALIGN		4096
 #define CHUNK			(1 * MIB)
+/* One result line: "iowork op=... pid=... ns=...\n" fits easily. */
+#define LINE_MAX_LEN		256
 
 /* Pseudo errno used to remember "read hit EOF" in the per-thread state. */
 #define ERR_EOF			(-1)
+
+/* OP/D: that phase uses O_DIRECT whatever -D says. */
+#define DIRECT_SUFFIX		"/D"
 
 enum op {
 	OP_PREAD,
@@ -76,27 +90,47 @@ static const char *const op_names[] = {
 	[OP_FDATASYNC]	= "fdatasync",
 };
 
-struct config {
+struct worker;
+
+/* One OP N PATH triple of the command line, and its run. */
+struct phase {
 	enum op op;
 	unsigned long long n;
-	unsigned long long size;
 	const char *path;
-	unsigned int threads;
-	bool direct;
-	bool wait_start;
-	bool hold_exit;
-	unsigned long long pause_us; /* -P: sleep between calls (not I/O) */         /* -x: after the result, wait for SIGUSR1 again */
-	bool create;
-	bool write_first;	/* -W: pwrite before each fsync/fdatasync */
-	const char *out_path;
+	bool direct;		/* -D, or the OP/D suffix */
+	bool direct_suffix;	/* OP/D given: echoed in the result line */
 
 	/* Derived during setup. */
 	bool is_bdev;
 	unsigned long long slots;	/* offsets cycled through: k % slots */
+	int hold_fd;		/* setup descriptor, held open until exit */
+	dev_t dev;
+	ino_t ino;
+
+	struct worker *workers;	/* cfg.threads of them */
+	pthread_barrier_t start_barrier;
+	pthread_barrier_t end_barrier;
+	unsigned long long t0, t1;
+};
+
+struct config {
+	unsigned long long size;
+	unsigned int threads;
+	bool direct;		/* -D: the default of every phase */
+	bool wait_start;
+	bool hold_exit;		/* -x: after the result, wait for SIGUSR1 again */
+	unsigned long long pause_us; /* -P: sleep between calls (not I/O) */
+	bool create;
+	bool write_first;	/* -W: pwrite before each fsync/fdatasync */
+	const char *out_path;
+
+	struct phase *phases;
+	unsigned int nphases;
 };
 
 struct worker {
 	pthread_t tid;
+	struct phase *ph;
 	int fd;
 	char *buf;
 	unsigned long long first;	/* global index of the first op */
@@ -112,19 +146,15 @@ static struct config cfg = {
 	.threads	= 1,
 };
 
-/* Setup descriptor, held open until exit (see setup_file()). */
-static int hold_fd = -1;
-
+/* Every worker of every phase, and the main thread. */
 static pthread_barrier_t ready_barrier;
-static pthread_barrier_t start_barrier;
-static pthread_barrier_t end_barrier;
 
 static const char *prog = "iowork";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: %s [options] OP N PATH\n"
+"Usage: %s [options] OP N PATH [OP N PATH ...]\n"
 "\n"
 "Perform exactly N system calls of kind OP on PATH and report the result.\n"
 "Everything else (creating, sizing, filling, flushing and caching the file,\n"
@@ -140,8 +170,9 @@ static void usage(FILE *f)
 "  open       N openat(O_RDONLY) of PATH, each followed by close\n"
 "  fsync      N fsync on PATH opened O_WRONLY\n"
 "  fdatasync  N fdatasync on PATH opened O_WRONLY\n"
+"  OP/D       (e.g. pread/D) this phase with O_DIRECT, as -D does for all\n"
 "\n"
-"Options:\n"
+"Options (they apply to every phase):\n"
 "  -s SIZE    bytes per call (default 4096; suffixes k, m, g)\n"
 "  -D         use O_DIRECT (SIZE must be a multiple of 512, of 1024 for\n"
 "             preadv/pwritev); the file is not pre-read into the cache\n"
@@ -154,20 +185,29 @@ static void usage(FILE *f)
 "  -c         create PATH if missing and grow it to the size needed\n"
 "             (write ops always create a missing regular file)\n"
 "  -W         fsync/fdatasync only: pwrite SIZE bytes before each sync\n"
-"  -o FILE    write the result line to FILE instead of stdout\n"
+"  -o FILE    write the result line(s) to FILE instead of stdout\n"
 "  -h         show this help\n"
 "\n"
 "Positional ops cycle through the first max(SIZE, min(N*SIZE, 64 MiB))\n"
 "bytes of the file (or of the block device, if it is smaller).\n"
 "\n"
-"Result line:\n"
+"Several phases (at most %d): OP N PATH [OP N PATH ...] sets every phase\n"
+"up, in order, before the start (-w), then runs the phases one after the\n"
+"other in this process.  Phases may share a PATH (their setups run in\n"
+"order, so a later one decides whether the file is cached: O_DIRECT drops\n"
+"it from the cache), except a write phase on a regular file, which\n"
+"truncates it.  Nothing is printed between phases: all result lines,\n"
+"one per phase in command-line order, go out in a single write(2) after\n"
+"the last phase.\n"
+"\n"
+"Result line (one per phase):\n"
 "  iowork op=OP n=N done=D errors=E bytes=B pid=PID ns=ELAPSED\n"
-"done+errors == N; with -W one op is the pwrite+sync pair.\n"
+"OP as given (pread/D with the suffix); done+errors == N; with -W one op\n"
+"is the pwrite+sync pair.\n"
 "Exit status: 0 if errors == 0, 1 if some calls failed, 2 on setup or\n"
 "usage errors.\n",
-		prog);
+		prog, MAX_PHASES);
 }
-
 /*
  * Setup failures: one line on stderr, exit 2, as the tests expect.  err is
  * the errno of the failed call; 0 when fmt already says what is wrong.
@@ -268,11 +308,60 @@ static bool op_is_sequential(enum op op)
 	return op == OP_READ || op == OP_WRITE;
 }
 
+
+/* OP or OP/D; returns false if it names no op. */
+static bool parse_op(const char *arg, struct phase *ph)
+{
+	size_t len = strlen(arg), slen = strlen(DIRECT_SUFFIX);
+	unsigned int i;
+
+	ph->direct_suffix = len > slen && !strcmp(arg + len - slen, DIRECT_SUFFIX);
+	if (ph->direct_suffix)
+		len -= slen;
+	for (i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
+		if (strlen(op_names[i]) == len && !strncmp(arg, op_names[i], len)) {
+			ph->op = i;
+			ph->direct = cfg.direct || ph->direct_suffix;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The checks of one phase, once the options are known. */
+static void check_phase(const struct phase *ph)
+{
+	const char *name = op_names[ph->op];
+
+	if (op_is_vectored(ph->op) && cfg.size % 2)
+		die_usage("%s splits SIZE into 2 iovecs, SIZE must be even", name);
+
+	/*
+	 * O_DIRECT wants offset, length and every iovec segment aligned to
+	 * the logical block size; 512 is the smallest one there is.  A device
+	 * with 4 KiB sectors will still refuse 512, which shows up as errors.
+	 */
+	if (ph->direct && op_uses_size(ph->op)) {
+		unsigned long long unit = DIRECT_ALIGN;
+
+		if (op_is_vectored(ph->op))
+			unit *= 2;
+		if (cfg.size % unit)
+			die_usage("-D needs SIZE to be a multiple of %llu for %s", unit, name);
+	}
+
+	if (op_is_sequential(ph->op) && (ph->n && cfg.size > ULLONG_MAX / ph->n))
+		die_usage("N*SIZE overflows");
+	if (ph->op == OP_READ && ph->n * cfg.size > READ_CAP)
+		die_usage("read needs N*SIZE bytes of file, at most 1 GiB");
+}
+
 static void parse_args(int argc, char **argv)
 {
 	unsigned long long v;
+	bool any_sync = false;
 	unsigned int i;
-	int c;
+	int c, nargs;
 
 	while ((c = getopt(argc, argv, "s:Dt:wxcWo:P:h")) != -1) {
 		switch (c) {
@@ -316,66 +405,56 @@ static void parse_args(int argc, char **argv)
 			exit(0);
 		default:
 			/* getopt() has already said what was wrong. */
-			fprintf(stderr, "usage: %s [options] OP N PATH (see -h)\n",
+			fprintf(stderr, "usage: %s [options] OP N PATH [OP N PATH ...] (see -h)\n",
 				prog);
 			exit(2);
 		}
 	}
 
-	if (argc - optind != 3)
+	nargs = argc - optind;
+	if (nargs < 3)
 		die_usage("expected OP N PATH");
+	if (nargs % 3)
+		die_usage("expected OP N PATH [OP N PATH ...], got %d arguments", nargs);
+	if (nargs / 3 > MAX_PHASES)
+		die_usage("at most %d phases (OP N PATH triples)", MAX_PHASES);
+	cfg.nphases = nargs / 3;
+	if (cfg.threads * cfg.nphases > MAX_TOTAL_THREADS)
+		die_usage("THREADS x phases is at most %d", MAX_TOTAL_THREADS);
 
-	for (i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
-		if (!strcmp(argv[optind], op_names[i]))
-			break;
-	if (i == sizeof(op_names) / sizeof(op_names[0]))
-		die_usage("unknown OP '%s'", argv[optind]);
-	cfg.op = i;
+	cfg.phases = calloc(cfg.nphases, sizeof(*cfg.phases));
+	if (!cfg.phases)
+		die(ENOMEM, "allocating %u phases", cfg.nphases);
+	for (i = 0; i < cfg.nphases; i++) {
+		struct phase *ph = &cfg.phases[i];
+		char **a = argv + optind + 3 * i;
 
-	if (!parse_u64(argv[optind + 1], &cfg.n, false))
-		die_usage("bad N '%s'", argv[optind + 1]);
-	cfg.path = argv[optind + 2];
-	if (!*cfg.path)
-		die_usage("empty PATH");
-
-	if (cfg.write_first && !op_is_sync(cfg.op))
-		die_usage("-W only applies to fsync and fdatasync");
-
-	if (op_is_vectored(cfg.op) && cfg.size % 2)
-		die_usage("%s splits SIZE into 2 iovecs, SIZE must be even",
-			  op_names[cfg.op]);
-
-	/*
-	 * O_DIRECT wants offset, length and every iovec segment aligned to
-	 * the logical block size; 512 is the smallest one there is.  A device
-	 * with 4 KiB sectors will still refuse 512, which shows up as errors.
-	 */
-	if (cfg.direct && op_uses_size(cfg.op)) {
-		unsigned long long unit = DIRECT_ALIGN;
-
-		if (op_is_vectored(cfg.op))
-			unit *= 2;
-		if (cfg.size % unit)
-			die_usage("-D needs SIZE to be a multiple of %llu for %s",
-				  unit, op_names[cfg.op]);
+		if (!parse_op(a[0], ph))
+			die_usage("unknown OP '%s'", a[0]);
+		if (!parse_u64(a[1], &ph->n, false))
+			die_usage("bad N '%s'", a[1]);
+		ph->path = a[2];
+		if (!*ph->path)
+			die_usage("empty PATH");
+		ph->hold_fd = -1;
+		any_sync |= op_is_sync(ph->op);
 	}
 
-	if (op_is_sequential(cfg.op) &&
-	    (cfg.n && cfg.size > ULLONG_MAX / cfg.n))
-		die_usage("N*SIZE overflows");
-	if (cfg.op == OP_READ && cfg.n * cfg.size > READ_CAP)
-		die_usage("read needs N*SIZE bytes of file, at most 1 GiB");
-}
+	if (cfg.write_first && !any_sync)
+		die_usage("-W only applies to fsync and fdatasync");
 
+	for (i = 0; i < cfg.nphases; i++)
+		check_phase(&cfg.phases[i]);
+}
 /* Bytes the positional ops cycle through: max(SIZE, min(N*SIZE, 64 MiB)). */
-static unsigned long long cycle_span(void)
+static unsigned long long cycle_span(const struct phase *ph)
 {
 	unsigned long long span;
 
-	if (cfg.n && cfg.size > CYCLE_CAP / cfg.n)
+	if (ph->n && cfg.size > CYCLE_CAP / ph->n)
 		span = CYCLE_CAP;
 	else
-		span = cfg.n * cfg.size;
+		span = ph->n * cfg.size;
 	if (span < cfg.size)
 		span = cfg.size;
 	return span;
@@ -395,7 +474,8 @@ static void fill_pattern(char *buf, size_t len, unsigned long long off)
 }
 
 /* Write the pattern over [from, to) so every block is really allocated. */
-static void fill_range(int fd, unsigned long long from, unsigned long long to)
+static void fill_range(int fd, const char *path, unsigned long long from,
+		       unsigned long long to)
 {
 	char *buf = malloc(CHUNK);
 	unsigned long long off = from;
@@ -409,16 +489,16 @@ static void fill_range(int fd, unsigned long long from, unsigned long long to)
 		fill_pattern(buf, len, off);
 		ret = pwrite(fd, buf, len, off);
 		if (ret < 0)
-			die(errno, "filling %s at offset %llu", cfg.path, off);
+			die(errno, "filling %s at offset %llu", path, off);
 		if (ret == 0)
-			die(ENOSPC, "filling %s at offset %llu", cfg.path, off);
+			die(ENOSPC, "filling %s at offset %llu", path, off);
 		off += ret;
 	}
 	free(buf);
 }
 
 /* Pull [0, to) into the page cache so buffered I/O never waits on disk. */
-static void preread_range(int fd, unsigned long long to)
+static void preread_range(int fd, const char *path, unsigned long long to)
 {
 	char *buf = malloc(CHUNK);
 	unsigned long long off = 0;
@@ -430,7 +510,7 @@ static void preread_range(int fd, unsigned long long to)
 		ssize_t ret = pread(fd, buf, len, off);
 
 		if (ret < 0)
-			die(errno, "pre-reading %s at offset %llu", cfg.path,
+			die(errno, "pre-reading %s at offset %llu", path,
 			    off);
 		if (ret == 0)
 			break;
@@ -451,37 +531,39 @@ static void preread_range(int fd, unsigned long long to)
  * descriptors are even open, and would make every close() of the open
  * op flush the device during the measured phase.
  */
-static int setup_file(void)
+static int setup_file(struct phase *ph)
 {
-	bool may_grow = cfg.create || op_is_write(cfg.op) ||
-			op_is_sync(cfg.op);
+	bool may_grow = cfg.create || op_is_write(ph->op) ||
+			op_is_sync(ph->op);
 	unsigned long long size, want = 0, need = 0, span;
 	struct stat st;
 	int fd, flags;
 
 	/* The open op never writes, so -c must not demand write access. */
 	flags = O_CLOEXEC | (may_grow ? O_CREAT : 0) |
-		(may_grow && cfg.op != OP_OPEN ? O_RDWR : O_RDONLY);
-	fd = open(cfg.path, flags, 0644);
+		(may_grow && ph->op != OP_OPEN ? O_RDWR : O_RDONLY);
+	fd = open(ph->path, flags, 0644);
 	if (fd < 0)
-		die(errno, "open %s", cfg.path);
+		die(errno, "open %s", ph->path);
 	if (fstat(fd, &st) < 0)
-		die(errno, "stat %s", cfg.path);
+		die(errno, "stat %s", ph->path);
+	ph->dev = st.st_dev;
+	ph->ino = st.st_ino;
 
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t bytes;
 
 		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
-			die(errno, "BLKGETSIZE64 on %s", cfg.path);
-		cfg.is_bdev = true;
+			die(errno, "BLKGETSIZE64 on %s", ph->path);
+		ph->is_bdev = true;
 		size = bytes;
 	} else if (S_ISREG(st.st_mode)) {
 		size = st.st_size;
-	} else if (cfg.op == OP_OPEN) {
+	} else if (ph->op == OP_OPEN) {
 		/* Opening a directory or a char device is a fine open test. */
 		return fd;
 	} else {
-		die(0, "%s: not a regular file or block device", cfg.path);
+		die(0, "%s: not a regular file or block device", ph->path);
 	}
 
 	/*
@@ -490,70 +572,70 @@ static int setup_file(void)
 	 * whatever there is as long as one SIZE fits; sequential ones touch
 	 * all N*SIZE bytes and must not run into EOF or the device end.
 	 */
-	switch (cfg.op) {
+	switch (ph->op) {
 	case OP_PREAD:
 	case OP_PREADV:
 	case OP_PWRITE:
 	case OP_PWRITEV:
-		want = cycle_span();
-		need = cfg.n ? cfg.size : 0;
+		want = cycle_span(ph);
+		need = ph->n ? cfg.size : 0;
 		break;
 	case OP_FSYNC:
 	case OP_FDATASYNC:
 		if (cfg.write_first) {
-			want = cycle_span();
-			need = cfg.n ? cfg.size : 0;
+			want = cycle_span(ph);
+			need = ph->n ? cfg.size : 0;
 		}
 		break;
 	case OP_READ:
-		want = need = cfg.n * cfg.size;
+		want = need = ph->n * cfg.size;
 		break;
 	case OP_WRITE:
 		/* A device cannot be truncated; it must hold all of it. */
-		if (cfg.is_bdev)
-			want = need = cfg.n * cfg.size;
+		if (ph->is_bdev)
+			want = need = ph->n * cfg.size;
 		break;
 	case OP_OPEN:
 		break;
 	}
 
-	if (!cfg.is_bdev && cfg.op == OP_WRITE) {
+	if (!ph->is_bdev && ph->op == OP_WRITE) {
 		if (ftruncate(fd, 0) < 0)
-			die(errno, "truncate %s", cfg.path);
-	} else if (!cfg.is_bdev && size < want && may_grow) {
+			die(errno, "truncate %s", ph->path);
+	} else if (!ph->is_bdev && size < want && may_grow) {
 		/* Never resize a device, only regular files. */
-		fill_range(fd, size, want);
+		fill_range(fd, ph->path, size, want);
 		size = want;
 	}
 	if (size < need)
 		die(0, "%s: too small for %s: %llu bytes, need %llu%s",
-		    cfg.path, op_names[cfg.op], size, need,
-		    cfg.is_bdev || may_grow ? "" : " (use -c)");
+		    ph->path, op_names[ph->op], size, need,
+		    ph->is_bdev || may_grow ? "" : " (use -c)");
 
 	span = want < size ? want : size;
 	span -= span % cfg.size;
-	cfg.slots = span / cfg.size;
+	ph->slots = span / cfg.size;
 
 	/*
 	 * Flush whatever setup dirtied (and anything left over from before)
 	 * so that the first measured call does not pay for it.
 	 */
 	if (fsync(fd) < 0)
-		die(errno, "fsync %s", cfg.path);
+		die(errno, "fsync %s", ph->path);
 
-	if (cfg.direct) {
+	if (ph->direct) {
 		/*
 		 * Nothing of the file should sit in the cache: O_DIRECT reads
 		 * must reach the device and direct writes should not have to
 		 * invalidate pages.  Best effort, the data is clean by now.
 		 */
 		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-	} else if (span && (cfg.op != OP_WRITE || cfg.is_bdev)) {
+	} else if (span && (ph->op != OP_WRITE || ph->is_bdev)) {
 		/*
 		 * Buffered reads then are pure cache hits, and buffered
 		 * writes of partial pages need no read-modify-write.
 		 */
-		preread_range(fd, span);
+		preread_range(fd, ph->path, span);
 	}
 
 	return fd;
@@ -562,20 +644,21 @@ static int setup_file(void)
 static void *worker_fn(void *arg)
 {
 	struct worker *w = arg;
+	struct phase *ph = w->ph;
 	unsigned long long k, end = w->first + w->count;
 	size_t half = cfg.size / 2;
 	struct iovec iov[2] = {
 		{ .iov_base = w->buf, .iov_len = half },
 		{ .iov_base = w->buf + half, .iov_len = half },
 	};
-	int oflags = O_RDONLY | O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
+	int oflags = O_RDONLY | O_CLOEXEC | (ph->direct ? O_DIRECT : 0);
 
 	/*
 	 * Report for duty before READY is printed, so that the thread's own
 	 * start-up syscalls are over by the time the phase begins.
 	 */
 	pthread_barrier_wait(&ready_barrier);
-	pthread_barrier_wait(&start_barrier);
+	pthread_barrier_wait(&ph->start_barrier);
 
 	/*
 	 * The measured phase: only the calls being counted, no stdio, no
@@ -588,8 +671,8 @@ static void *worker_fn(void *arg)
 		int err = 0;
 		int fd;
 
-		if (cfg.slots)
-			off = (off_t)((k % cfg.slots) * cfg.size);
+		if (ph->slots)
+			off = (off_t)((k % ph->slots) * cfg.size);
 		if (cfg.pause_us && k > w->first) {
 			struct timespec nap = {
 				.tv_sec = (time_t)(cfg.pause_us / 1000000),
@@ -599,7 +682,7 @@ static void *worker_fn(void *arg)
 			nanosleep(&nap, NULL);
 		}
 
-		switch (cfg.op) {
+		switch (ph->op) {
 		case OP_PREAD:
 			ret = pread(w->fd, w->buf, cfg.size, off);
 			break;
@@ -619,7 +702,7 @@ static void *worker_fn(void *arg)
 			ret = pwritev(w->fd, iov, 2, off);
 			break;
 		case OP_OPEN:
-			fd = openat(AT_FDCWD, cfg.path, oflags);
+			fd = openat(AT_FDCWD, ph->path, oflags);
 			if (fd < 0)
 				ret = -1;
 			else
@@ -639,7 +722,7 @@ static void *worker_fn(void *arg)
 			 * sync calls stays exactly N.  With -W the pair
 			 * counts as one op, failed if either call failed.
 			 */
-			if (cfg.op == OP_FSYNC)
+			if (ph->op == OP_FSYNC)
 				ret = fsync(w->fd);
 			else
 				ret = fdatasync(w->fd);
@@ -651,7 +734,7 @@ static void *worker_fn(void *arg)
 		if (ret < 0) {
 			if (!err)
 				err = errno;
-		} else if (ret == 0 && op_is_read(cfg.op)) {
+		} else if (ret == 0 && op_is_read(ph->op)) {
 			/* Setup sized the file so that EOF cannot happen. */
 			err = ERR_EOF;
 		}
@@ -663,27 +746,28 @@ static void *worker_fn(void *arg)
 			continue;
 		}
 		w->done++;
-		if (op_is_read(cfg.op) || op_is_write(cfg.op))
+		if (op_is_read(ph->op) || op_is_write(ph->op))
 			w->bytes += ret;
 	}
 
-	pthread_barrier_wait(&end_barrier);
+	pthread_barrier_wait(&ph->end_barrier);
 	return NULL;
 }
 
-static int worker_open_flags(void)
+static int worker_open_flags(const struct phase *ph)
 {
-	int flags = O_CLOEXEC | (cfg.direct ? O_DIRECT : 0);
+	int flags = O_CLOEXEC | (ph->direct ? O_DIRECT : 0);
 
-	if (op_is_read(cfg.op))
+	if (op_is_read(ph->op))
 		return flags | O_RDONLY;
 	return flags | O_WRONLY;
 }
 
-static void setup_workers(struct worker *workers)
+static void setup_workers(struct phase *ph)
 {
-	unsigned long long per = cfg.n / cfg.threads;
-	unsigned long long extra = cfg.n % cfg.threads;
+	struct worker *workers = ph->workers;
+	unsigned long long per = ph->n / cfg.threads;
+	unsigned long long extra = ph->n % cfg.threads;
 	unsigned long long first = 0;
 	unsigned int i;
 	int err;
@@ -695,6 +779,7 @@ static void setup_workers(struct worker *workers)
 		w->count = per + (i < extra ? 1 : 0);
 		first += w->count;
 		w->fd = -1;
+		w->ph = ph;
 
 		/* Aligned for O_DIRECT, harmless otherwise. */
 		err = posix_memalign((void **)&w->buf, BUF_ALIGN, cfg.size);
@@ -703,21 +788,21 @@ static void setup_workers(struct worker *workers)
 		/* Fault it in now, not during the measured phase. */
 		fill_pattern(w->buf, cfg.size, 0);
 
-		if (cfg.op == OP_OPEN)
+		if (ph->op == OP_OPEN)
 			continue;
 
-		w->fd = open(cfg.path, worker_open_flags());
+		w->fd = open(ph->path, worker_open_flags(ph));
 		if (w->fd < 0)
-			die(errno, "open %s%s", cfg.path,
-			    cfg.direct ? " with O_DIRECT" : "");
+			die(errno, "open %s%s", ph->path,
+			    ph->direct ? " with O_DIRECT" : "");
 
 		/*
 		 * Sequential ops give every thread its own slice of the file,
 		 * so all N calls together cover [0, N*SIZE) exactly once.
 		 */
-		if (op_is_sequential(cfg.op) &&
+		if (op_is_sequential(ph->op) &&
 		    lseek(w->fd, (off_t)(w->first * cfg.size), SEEK_SET) < 0)
-			die(errno, "seek %s", cfg.path);
+			die(errno, "seek %s", ph->path);
 	}
 
 	for (i = 0; i < cfg.threads; i++) {
@@ -751,22 +836,56 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
+/*
+ * A write phase truncates its regular file during setup, under the feet
+ * of any other phase set up on the same file: refuse that.
+ */
+static void check_shared_files(void)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < cfg.nphases; i++) {
+		const struct phase *a = &cfg.phases[i];
+
+		if (a->op != OP_WRITE || a->is_bdev)
+			continue;
+		for (j = 0; j < cfg.nphases; j++) {
+			const struct phase *b = &cfg.phases[j];
+
+			if (j != i && b->dev == a->dev && b->ino == a->ino)
+				die_usage("phase %u (write) truncates %s, which phase %u (%s) uses too: "
+					  "give the write phase a file of its own",
+					  i + 1, a->path, j + 1, op_names[b->op]);
+		}
+	}
+}
+
+static void wait_sigusr1(const sigset_t *set)
+{
+	int sig, err;
+
+	do {
+		err = sigwait(set, &sig);
+		if (err)
+			die(err, "waiting for SIGUSR1");
+	} while (sig != SIGUSR1);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned long long t0, t1, done = 0, errors = 0, bytes = 0;
-	struct worker *workers;
-	int out_fd = STDOUT_FILENO, first_err = 0, err;
+	unsigned long long errors_all = 0;
+	int out_fd = STDOUT_FILENO, err;
 	pid_t pid = getpid();
-	char line[256];
+	char *out;
+	size_t used = 0;
 	sigset_t set;
-	unsigned int i;
-	int len;
+	unsigned int i, p;
 
 	parse_args(argc, argv);
 
 	/*
 	 * Open the result file now: a bad -o path is a setup error, and
-	 * opening it later would be an extra openat after the phase.
+	 * opening it later would be an extra openat after the phases.
 	 */
 	if (cfg.out_path) {
 		out_fd = open(cfg.out_path,
@@ -788,77 +907,103 @@ int main(int argc, char **argv)
 			die(err, "blocking SIGUSR1");
 	}
 
-	/* Deliberately never closed, see setup_file(). */
-	hold_fd = setup_file();
+	/* Setup descriptors are deliberately never closed, see setup_file(). */
+	for (p = 0; p < cfg.nphases; p++)
+		cfg.phases[p].hold_fd = setup_file(&cfg.phases[p]);
+	check_shared_files();
 
-	workers = calloc(cfg.threads, sizeof(*workers));
-	if (!workers)
-		die(ENOMEM, "allocating %u workers", cfg.threads);
+	/* The result lines are built in memory: no stdio after the start. */
+	out = malloc((size_t)cfg.nphases * LINE_MAX_LEN);
+	if (!out)
+		die(ENOMEM, "allocating the result buffer");
 
-	err = pthread_barrier_init(&ready_barrier, NULL, cfg.threads + 1);
-	if (!err)
-		err = pthread_barrier_init(&start_barrier, NULL,
-					   cfg.threads + 1);
-	if (!err)
-		err = pthread_barrier_init(&end_barrier, NULL,
-					   cfg.threads + 1);
+	err = pthread_barrier_init(&ready_barrier, NULL,
+				   cfg.threads * cfg.nphases + 1);
 	if (err)
 		die(err, "initialising barriers");
+	for (p = 0; p < cfg.nphases; p++) {
+		struct phase *ph = &cfg.phases[p];
 
-	setup_workers(workers);
+		ph->workers = calloc(cfg.threads, sizeof(*ph->workers));
+		if (!ph->workers)
+			die(ENOMEM, "allocating %u workers", cfg.threads);
+		err = pthread_barrier_init(&ph->start_barrier, NULL,
+					   cfg.threads + 1);
+		if (!err)
+			err = pthread_barrier_init(&ph->end_barrier, NULL,
+						   cfg.threads + 1);
+		if (err)
+			die(err, "initialising barriers");
+		setup_workers(ph);
+	}
 	pthread_barrier_wait(&ready_barrier);
 
 	if (cfg.wait_start) {
-		int sig;
-
 		printf("READY %d\n", (int)pid);
 		if (fflush(stdout) == EOF)
 			die(errno, "writing READY");
-		do {
-			err = sigwait(&set, &sig);
-			if (err)
-				die(err, "waiting for SIGUSR1");
-		} while (sig != SIGUSR1);
+		wait_sigusr1(&set);
 	}
 
-	t0 = now_ns();
-	pthread_barrier_wait(&start_barrier);
-	pthread_barrier_wait(&end_barrier);
-	t1 = now_ns();
+	/* The measured phases, back to back: barriers and clock reads only. */
+	for (p = 0; p < cfg.nphases; p++) {
+		struct phase *ph = &cfg.phases[p];
 
-	for (i = 0; i < cfg.threads; i++) {
-		struct worker *w = &workers[i];
+		ph->t0 = now_ns();
+		pthread_barrier_wait(&ph->start_barrier);
+		pthread_barrier_wait(&ph->end_barrier);
+		ph->t1 = now_ns();
+	}
 
-		pthread_join(w->tid, NULL);
-		done += w->done;
-		errors += w->errors;
-		bytes += w->bytes;
+	for (p = 0; p < cfg.nphases; p++) {
+		struct phase *ph = &cfg.phases[p];
+		unsigned long long done = 0, errors = 0, bytes = 0;
+		int len;
+
+		for (i = 0; i < cfg.threads; i++) {
+			struct worker *w = &ph->workers[i];
+
+			pthread_join(w->tid, NULL);
+			done += w->done;
+			errors += w->errors;
+			bytes += w->bytes;
+			free(w->buf);
+		}
+		errors_all += errors;
+		len = snprintf(out + used, LINE_MAX_LEN,
+			       "iowork op=%s%s n=%llu done=%llu errors=%llu bytes=%llu pid=%d ns=%llu\n",
+			       op_names[ph->op],
+			       ph->direct_suffix ? DIRECT_SUFFIX : "", ph->n,
+			       done, errors, bytes, (int)pid, ph->t1 - ph->t0);
+		if (len > 0)
+			used += (size_t)len < LINE_MAX_LEN ? (size_t)len :
+							     LINE_MAX_LEN - 1;
+	}
+	/* One write(2) for all the lines (more only if it comes up short). */
+	write_all(out_fd, out, used);
+
+	for (p = 0; p < cfg.nphases; p++) {
+		const struct phase *ph = &cfg.phases[p];
+		int first_err = 0;
+
+		for (i = 0; i < cfg.threads && !first_err; i++)
+			first_err = ph->workers[i].first_err;
 		if (!first_err)
-			first_err = w->first_err;
-		free(w->buf);
+			continue;
+		if (cfg.nphases == 1)
+			fprintf(stderr, "%s: %s: first error: %s\n", prog,
+				op_names[ph->op],
+				first_err == ERR_EOF ? "unexpected end of file" :
+				strerror(first_err));
+		else
+			fprintf(stderr, "%s: phase %u (%s%s %s): first error: %s\n",
+				prog, p + 1, op_names[ph->op],
+				ph->direct_suffix ? DIRECT_SUFFIX : "", ph->path,
+				first_err == ERR_EOF ? "unexpected end of file" :
+				strerror(first_err));
 	}
-	free(workers);
 
-	len = snprintf(line, sizeof(line),
-		       "iowork op=%s n=%llu done=%llu errors=%llu bytes=%llu pid=%d ns=%llu\n",
-		       op_names[cfg.op], cfg.n, done, errors, bytes,
-		       (int)pid, t1 - t0);
-	write_all(out_fd, line, len);
-
-	if (first_err)
-		fprintf(stderr, "%s: %s: first error: %s\n", prog,
-			op_names[cfg.op],
-			first_err == ERR_EOF ? "unexpected end of file" :
-			strerror(first_err));
-
-	if (cfg.hold_exit && cfg.wait_start) {
-		int sig;
-
-		do {
-			err = sigwait(&set, &sig);
-			if (err)
-				die(err, "waiting for SIGUSR1");
-		} while (sig != SIGUSR1);
-	}
-	return errors ? 1 : 0;
+	if (cfg.hold_exit && cfg.wait_start)
+		wait_sigusr1(&set);
+	return errors_all ? 1 : 0;
 }

@@ -1,0 +1,399 @@
+#!/bin/bash
+# guest_layers.sh - VM suite: every layer of iostackbreak, counted exactly,
+# once with --attach=fentry and once with --attach=kprobe.
+#
+#   tests/vm/run.sh [N [NF]]   # host side: boots the guest, runs this script
+#
+# In the guest (see tests/vm/README.md) it needs iostackbreak, iowork and jq
+# in PATH, and uses libbpf-tools' fsdist (stdbuf'd) for a cross-check.
+#
+# Per attach METHOD (fentry, then kprobe):
+#   1. `iostackbreak --plan --attach=METHOD`: every syscall, vfs and fs cell
+#      uses METHOD.
+#   2. One iowork process (-w -c -W, SIZE 4 KiB) holding these phases, all
+#      run after one start signal:
+#        for FS in ext4 xfs btrfs, on /mnt/FS/layers.dat:
+#          pread N, pwrite N, open N, fsync NF (-W: pwrite+fsync pairs)
+#        pread/D N on /dev/vdd (O_DIRECT, the raw disk)
+#      traced by `iostackbreak --attach=METHOD -p PID --json` (all layers;
+#      -Q in the kprobe run) and, at the same time, by libbpf-tools'
+#      `fsdist -t ext4 -p PID` (which picks its own method: fentry).
+# Then, once (the block layer has tracepoints only):
+#   3. `iostackbreak -T blk -d vdd --json`, and the same with -Q, both
+#      attached at once, around one iowork doing pread/D N and pwrite/D N
+#      on /dev/vdd: blk read and write counts equal N and the
+#      /proc/diskstats deltas of vdd.
+#
+# Expected counts (N=200, NF=20 by default; the workload issues nothing else
+# after the start signal bar its result output, which is ONE write(2) to a
+# tmpfs file, seen by syscall and vfs but by no traced file system):
+#   ext4, xfs, btrfs:  read N, write N+NF (the -W pwrites), open N, fsync NF
+#   vfs and syscall:   read 4N (3 file systems + the raw disk's N direct
+#                      reads, which pass vfs_read but no file system),
+#                      write 3(N+NF)+1, open 3N, fsync 3NF
+#   blk read (by pid): N, and /proc/diskstats of vdd: N reads completed
+#   (blk writes and flushes by pid are printed, not checked: fsync's
+#   journal I/O partly belongs to kernel threads)
+#   fsdist ext4:       read N, write N+NF, open N, fsync NF
+# Times: per op, sum_ns of syscall >= vfs >= ext4+xfs+btrfs, each > 0.
+#
+# Every check prints "PASS <name>" or "FAIL <name>: <details>"; the exit
+# status is 1 if any check failed.
+set -uo pipefail
+
+N=${1:-200}  # calls per phase
+NF=${2:-20}  # fsyncs per fsync phase
+FSES=(ext4 xfs btrfs)
+OPS=(read write open fsync)
+DISK=vdd
+ATTACH_TIMEOUT=300 # s, per tool launch (TCG: usually 5-50 s)
+WORK_TIMEOUT=300   # s, for the whole workload
+
+npass=0
+nfail=0
+pass() {
+	echo "PASS $1"
+	npass=$((npass + 1))
+}
+fail() {
+	echo "FAIL $1: $2"
+	nfail=$((nfail + 1))
+}
+# check_eq NAME GOT WANT [CONTEXT]
+check_eq() {
+	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then
+		pass "$1 ($2)"
+	else
+		fail "$1" "got ${2:-nothing}, want $3${4:+ ($4)}"
+	fi
+}
+info() { echo "INFO $*"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+t_suite=$(uptime_s)
+
+# wait_for FILE REGEX PID SECS: until a line of FILE matches REGEX; fails
+# (status 1) if PID exits first or SECS pass.
+wait_for() {
+	local i
+	for ((i = 0; i < $4 * 10; i++)); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || { grep -Eq -- "$2" "$1" 2>/dev/null; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_exit PID SECS: waits for a child of ours, killing it after SECS;
+# sets $exit_rc.
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -9 "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		exit_rc=timeout
+		return 1
+	fi
+	wait "$1"
+	exit_rc=$?
+}
+
+dump() { # LABEL FILE
+	echo "--- $1 ($2):"
+	sed 's/^/    /' "$2" 2>/dev/null | tail -n 40
+}
+
+disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
+disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
+
+# ---------------------------------------------------------------------------
+for t in iostackbreak iowork jq; do
+	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
+done
+((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
+have_fsdist=0
+command -v fsdist >/dev/null && command -v stdbuf >/dev/null && have_fsdist=1
+echo "guest: kernel $(uname -r), N=$N NF=$NF, uptime $(uptime_s) s"
+
+# plan_check METHOD: iostackbreak --plan --attach=METHOD.
+plan_check() {
+	local m=$1 out=/tmp/plan.$1.out err=/tmp/plan.$1.err t0 rc bad layer n
+	t0=$(uptime_s)
+	iostackbreak --plan --attach="$m" >"$out" 2>"$err"
+	rc=$?
+	info "$m: --plan took $(since "$t0") s, exit status $rc"
+	if [[ $rc != 0 ]]; then
+		fail "$m plan" "iostackbreak --plan --attach=$m exited $rc"
+		dump "plan stdout" "$out"
+		dump "plan stderr" "$err"
+		return
+	fi
+	sed 's/^/    /' "$out"
+	for layer in vfs ext4 xfs btrfs syscall; do
+		n=$(awk -v l="$layer" '$1 == l' "$out" | wc -l)
+		bad=$(awk -v l="$layer" -v m="$m" '$1 == l && $3 != m { printf "%s %s=%s; ", $1, $2, $3 }' "$out")
+		if [[ $n == 4 && -z $bad ]]; then
+			pass "$m plan: all 4 $layer cells use $m"
+		else
+			fail "$m plan: $layer cells" "$n rows; not $m: ${bad:-none}"
+		fi
+	done
+}
+
+# layers_run METHOD [TOOL ARGS...]: one workload, one tracer (+ fsdist).
+layers_run() {
+	local m=$1
+	shift
+	local tag="$m" wout=/tmp/iowork.$m.out werr=/tmp/iowork.$m.err
+	local tout=/tmp/tool.$m.json terr=/tmp/tool.$m.err
+	local fout=/tmp/fsdist.$m.out ferr=/tmp/fsdist.$m.err
+	local args=() fs wpid tpid fpid=0 t0 d0 d1 line rc
+	local -A cnt=() sum=() fsd=()
+
+	args=(-w -c -W)
+	for fs in "${FSES[@]}"; do
+		args+=(pread "$N" "/mnt/$fs/layers.dat" pwrite "$N" "/mnt/$fs/layers.dat"
+			open "$N" "/mnt/$fs/layers.dat" fsync "$NF" "/mnt/$fs/layers.dat")
+	done
+	args+=(pread/D "$N" "/dev/$DISK")
+
+	t0=$(uptime_s)
+	iowork "${args[@]}" >"$wout" 2>"$werr" &
+	wpid=$!
+	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+		fail "$tag workload setup" "iowork did not print READY"
+		dump "iowork stderr" "$werr"
+		kill -9 "$wpid" 2>/dev/null
+		return
+	fi
+	info "$tag: iowork pid $wpid set up in $(since "$t0") s: iowork ${args[*]}"
+
+	t0=$(uptime_s)
+	iostackbreak --attach="$m" -p "$wpid" --json "$@" >"$tout" 2>"$terr" &
+	tpid=$!
+	if ((have_fsdist)); then
+		# stdbuf -oL: fsdist's start line would stay in its stdio buffer.
+		stdbuf -oL fsdist -t ext4 -p "$wpid" 600 1 >"$fout" 2>"$ferr" &
+		fpid=$!
+	fi
+	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+		fail "$tag attach" "iostackbreak --attach=$m -p $wpid $* did not start within $ATTACH_TIMEOUT s"
+		dump "iostackbreak stderr" "$terr"
+		kill -9 "$tpid" "$wpid" 2>/dev/null
+		((fpid)) && kill -9 "$fpid" 2>/dev/null
+		wait 2>/dev/null
+		return
+	fi
+	info "$tag: iostackbreak attached in $(since "$t0") s"
+	if ((fpid)); then
+		if wait_for "$fout" 'Hit Ctrl-C to end' "$fpid" "$ATTACH_TIMEOUT"; then
+			info "$tag: fsdist attached after $(since "$t0") s"
+		else
+			fail "$tag fsdist attach" "fsdist -t ext4 -p $wpid did not start"
+			dump "fsdist stderr" "$ferr"
+			kill -9 "$fpid" 2>/dev/null
+			wait "$fpid" 2>/dev/null
+			fpid=0
+		fi
+	fi
+	if command -v bpftool >/dev/null; then
+		info "$tag: BPF programs loaded by type: $(bpftool prog show 2>/dev/null |
+			awk '$3 == "name" { sub(/:$/, "", $2); n[$2]++ } END { for (t in n) printf "%s=%d ", t, n[t] }')"
+	fi
+
+	# The measured part.
+	d0=$(disk_reads "$DISK")
+	t0=$(uptime_s)
+	kill -USR1 "$wpid"
+	wait_exit "$wpid" "$WORK_TIMEOUT"
+	rc=$exit_rc
+	d1=$(disk_reads "$DISK")
+	info "$tag: workload ran $(since "$t0") s, exit status $rc"
+	kill -INT "$tpid"
+	((fpid)) && kill -INT "$fpid"
+	wait_exit "$tpid" 60
+	check_eq "$tag tool exit status" "$exit_rc" 0
+	if ((fpid)); then
+		wait_exit "$fpid" 60
+		check_eq "$tag fsdist exit status" "$exit_rc" 0
+	fi
+
+	# The workload's own account: every phase done N times, no errors.
+	check_eq "$tag iowork exit status" "$rc" 0
+	local lines bad
+	lines=$(grep -c '^iowork ' "$wout")
+	check_eq "$tag iowork result lines" "$lines" $((3 * 4 + 1))
+	bad=$(awk '/^iowork / { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		if (f["done"] != f["n"] || f["errors"] != 0) printf "%s ", $0 }' "$wout")
+	if [[ -z $bad ]]; then
+		pass "$tag iowork: every phase done=n, errors=0"
+	else
+		fail "$tag iowork phases" "$bad"
+		dump "iowork stderr" "$werr"
+	fi
+	sed 's/^/    /' "$wout"
+
+	# The report: the last NDJSON line.
+	line=$(grep '^{' "$tout" | tail -n 1)
+	if ! jq -e . >/dev/null 2>&1 <<<"$line"; then
+		fail "$tag json" "no JSON report on stdout"
+		dump "iostackbreak stdout" "$tout"
+		dump "iostackbreak stderr" "$terr"
+		return
+	fi
+	pass "$tag json report parsed"
+	while read -r l o c s; do
+		cnt[$l.$o]=$c
+		sum[$l.$o]=$s
+	done < <(jq -r '.cells[] | "\(.layer) \(.op) \(.count) \(.sum_ns)"' <<<"$line")
+	info "$tag counts: $(for k in syscall vfs ext4 xfs btrfs; do
+		for o in "${OPS[@]}"; do printf '%s=%s ' "$k.$o" "${cnt[$k.$o]:-?}"; done
+	done)blk.read=${cnt[blk.read]:-?} blk.write=${cnt[blk.write]:-?} blk.flush=${cnt[blk.flush]:-?}"
+	info "$tag sum_ns: $(for k in syscall vfs ext4 xfs btrfs; do
+		for o in "${OPS[@]}"; do printf '%s=%s ' "$k.$o" "${sum[$k.$o]:-?}"; done
+	done)"
+	check_eq "$tag dropped events" "$(jq -r '.dropped' <<<"$line")" 0
+	check_eq "$tag skipped cells" "$(jq -r '.skipped | length' <<<"$line")" 0 \
+		"$(jq -c '.skipped' <<<"$line")"
+
+	# Exact counts, per file system and op.
+	local want o
+	for fs in "${FSES[@]}"; do
+		for o in "${OPS[@]}"; do
+			case $o in
+			read | open) want=$N ;;
+			write) want=$((N + NF)) ;;
+			fsync) want=$NF ;;
+			esac
+			check_eq "$tag $fs $o count" "${cnt[$fs.$o]:-}" "$want"
+		done
+	done
+	# syscall and vfs: the sum over the file systems, plus the raw disk's
+	# direct reads and the one result write.
+	local fssum extra
+	for o in "${OPS[@]}"; do
+		fssum=$(( ${cnt[ext4.$o]:-0} + ${cnt[xfs.$o]:-0} + ${cnt[btrfs.$o]:-0} ))
+		case $o in
+		read) extra=$N ;;
+		write) extra=1 ;;
+		*) extra=0 ;;
+		esac
+		for l in syscall vfs; do
+			check_eq "$tag $l $o count = fs sum + $extra" "${cnt[$l.$o]:-}" $((fssum + extra)) \
+				"ext4+xfs+btrfs=$fssum"
+		done
+	done
+
+	# Nesting of times: syscall >= vfs >= ext4+xfs+btrfs, all > 0.
+	local s v f details
+	for o in "${OPS[@]}"; do
+		s=${sum[syscall.$o]:-0} v=${sum[vfs.$o]:-0}
+		f=$(( ${sum[ext4.$o]:-0} + ${sum[xfs.$o]:-0} + ${sum[btrfs.$o]:-0} ))
+		details="syscall=$s vfs=$v ext4=${sum[ext4.$o]:-0} xfs=${sum[xfs.$o]:-0} btrfs=${sum[btrfs.$o]:-0} ns"
+		if ((s > 0 && v > 0 && ${sum[ext4.$o]:-0} > 0 && ${sum[xfs.$o]:-0} > 0 &&
+			${sum[btrfs.$o]:-0} > 0 && s >= v && v >= f)); then
+			pass "$tag $o time nesting syscall >= vfs >= fs ($details)"
+		else
+			fail "$tag $o time nesting syscall >= vfs >= ext4+xfs+btrfs, all > 0" "$details"
+		fi
+	done
+
+	# Block layer: the raw disk's direct reads, attributed to the pid.
+	check_eq "$tag diskstats $DISK reads" $((d1 - d0)) "$N" "before $d0, after $d1"
+	check_eq "$tag blk read count (pid)" "${cnt[blk.read]:-}" "$N" \
+		"diskstats $DISK delta $((d1 - d0))"
+
+	# fsdist on the same ext4 phases.
+	if ((fpid)); then
+		while read -r o c; do fsd[$o]=$c; done < <(awk '
+			/^operation = / { op = $3; gsub(/\047/, "", op); next }
+			op != "" && $2 == "->" { n[op] += $5 }
+			END { for (o in n) print o, n[o] }' "$fout")
+		info "$tag fsdist ext4 counts: read=${fsd[read]:-0} write=${fsd[write]:-0} open=${fsd[open]:-0} fsync=${fsd[fsync]:-0}"
+		for o in "${OPS[@]}"; do
+			check_eq "$tag fsdist ext4 $o = ours" "${fsd[$o]:-0}" "${cnt[ext4.$o]:-}"
+		done
+	fi
+}
+
+# blk_run: `iostackbreak -T blk -d DISK --json` with and without -Q, both
+# attached at once (no -p: the first sighting of a request is its issue
+# without -Q, its insert with -Q), around one iowork with N O_DIRECT preads
+# and N O_DIRECT pwrites on the raw disk: each tool's blk read and write
+# counts equal N and the /proc/diskstats deltas.
+blk_run() {
+	local tag=blk wout=/tmp/iowork.blk.out werr=/tmp/iowork.blk.err
+	local wpid t0 q rc r0 r1 w0 w1 line c
+	local -A tpid=() qf=()
+
+	iowork -w pread/D "$N" "/dev/$DISK" pwrite/D "$N" "/dev/$DISK" >"$wout" 2>"$werr" &
+	wpid=$!
+	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+		fail "$tag workload setup" "iowork did not print READY"
+		dump "iowork stderr" "$werr"
+		kill -9 "$wpid" 2>/dev/null
+		return
+	fi
+	t0=$(uptime_s)
+	for q in issue queued; do
+		qf[$q]=''
+		[[ $q == queued ]] && qf[$q]=-Q
+		# shellcheck disable=SC2086 # no -Q: no argument
+		iostackbreak -T blk -d "$DISK" ${qf[$q]} --json >"/tmp/tool.blk.$q.json" 2>"/tmp/tool.blk.$q.err" &
+		tpid[$q]=$!
+	done
+	for q in issue queued; do
+		if ! wait_for "/tmp/tool.blk.$q.err" 'Hit Ctrl-C to end\.$' "${tpid[$q]}" "$ATTACH_TIMEOUT"; then
+			fail "$tag -d $DISK${qf[$q]:+ ${qf[$q]}} attach" "iostackbreak -T blk -d $DISK${qf[$q]:+ ${qf[$q]}} did not start"
+			dump "iostackbreak stderr" "/tmp/tool.blk.$q.err"
+			kill -9 "${tpid[issue]}" "${tpid[queued]}" "$wpid" 2>/dev/null
+			wait 2>/dev/null
+			return
+		fi
+	done
+	info "$tag: both tools attached in $(since "$t0") s"
+	r0=$(disk_reads "$DISK") w0=$(disk_writes "$DISK")
+	kill -USR1 "$wpid"
+	wait_exit "$wpid" "$WORK_TIMEOUT"
+	rc=$exit_rc
+	r1=$(disk_reads "$DISK") w1=$(disk_writes "$DISK")
+	check_eq "$tag iowork exit status" "$rc" 0
+	sed 's/^/    /' "$wout"
+	check_eq "$tag diskstats $DISK reads" $((r1 - r0)) "$N"
+	check_eq "$tag diskstats $DISK writes" $((w1 - w0)) "$N"
+	for q in issue queued; do
+		kill -INT "${tpid[$q]}"
+		wait_exit "${tpid[$q]}" 60
+		check_eq "$tag -d $DISK${qf[$q]:+ ${qf[$q]}} tool exit status" "$exit_rc" 0
+		line=$(grep '^{' "/tmp/tool.blk.$q.json" | tail -n 1)
+		info "$tag -d $DISK${qf[$q]:+ ${qf[$q]}} counts: $(jq -r '[.cells[] | select(.layer == "blk") | "\(.op)=\(.count)"] | join(" ")' <<<"$line" 2>/dev/null)"
+		c=$(jq -r '.cells[] | select(.layer == "blk" and .op == "read") | .count' <<<"$line" 2>/dev/null)
+		check_eq "$tag -d $DISK${qf[$q]:+ ${qf[$q]}} blk read count" "$c" $((r1 - r0)) "diskstats reads delta"
+		c=$(jq -r '.cells[] | select(.layer == "blk" and .op == "write") | .count' <<<"$line" 2>/dev/null)
+		check_eq "$tag -d $DISK${qf[$q]:+ ${qf[$q]}} blk write count" "$c" $((w1 - w0)) "diskstats writes delta"
+	done
+}
+
+info "block schedulers: $(for d in vda vdb vdc vdd; do printf '%s=%s ' "$d" "$(cat /sys/block/$d/queue/scheduler)"; done)"
+for m in fentry kprobe; do
+	echo "=== --attach=$m"
+	t0=$(uptime_s)
+	plan_check "$m"
+	if [[ $m == kprobe ]]; then
+		layers_run "$m" -Q
+	else
+		layers_run "$m"
+	fi
+	info "$m: $(since "$t0") s in all"
+done
+echo "=== blk: -T blk -d $DISK, with and without -Q"
+t0=$(uptime_s)
+blk_run
+info "blk: $(since "$t0") s in all"
+
+echo "GUEST RESULT: $npass passed, $nfail failed in $(since "$t_suite") s"
+((nfail == 0))

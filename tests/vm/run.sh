@@ -1,0 +1,45 @@
+#!/bin/bash
+# run.sh - the VM suite: tests/vm/guest_layers.sh in a qemu guest booting
+# Debian's cloud kernel (fentry and kprobes work there, not on our hosts).
+#
+#   make all && tests/vm/run.sh [N [NF]]     # or: make vm
+#
+# Builds nothing: expects build/iostackbreak and build/iowork (make all), and
+# jq on the host (scripts/install-deps.sh). Copies them into the guest with
+# tools/vm/run.sh, streams the guest's output, then prints "P passed,
+# F failed" (counting the guest's PASS/FAIL lines). N (calls per phase,
+# default 200) and NF (fsyncs per fsync phase, default 20) are passed on to
+# the guest script. Exit status: the guest's (0 only if every check passed;
+# 124 timeout, 125 boot failure, see tools/vm/run.sh).
+#
+# Environment: IOSB_VM_TIMEOUT (guest timeout in seconds, default 600), and
+# tools/vm/run.sh's own (IOSB_VM_KEEP=1, IOSB_VM_CACHE, ...).
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+prog=tests/vm/run.sh
+
+for f in build/iostackbreak build/iowork; do
+	[[ -x $root/$f ]] || { echo "$prog: $root/$f missing: run 'make all' first" >&2; exit 2; }
+done
+jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-deps.sh (or apt-get install jq)" >&2; exit 2; }
+
+log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
+trap 'rm -f "$log"' EXIT
+start=$(date +%s.%N)
+
+"$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-600}" \
+	--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq" \
+	"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
+rc=${PIPESTATUS[0]}
+
+passed=$(grep -c '^PASS ' "$log")
+failed=$(grep -c '^FAIL ' "$log")
+secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+echo "$prog: guest exit status $rc, suite took $secs s" >&2
+if ((rc == 0 && (failed > 0 || passed == 0))); then
+	# The guest said success but its checks disagree (or none ran).
+	rc=1
+fi
+echo "$passed passed, $failed failed"
+exit "$rc"

@@ -1,0 +1,130 @@
+#!/bin/bash
+# fetch-kernel.sh - make sure the host can run the iostackbreak test VM.
+#
+#   tools/vm/fetch-kernel.sh [--print-dir]
+#
+# 1. Installs (apt-get, needs root) whichever host packages the VM harness needs
+#    and that are missing: qemu-system-x86 busybox-static cpio kmod e2fsprogs
+#    xfsprogs btrfs-progs libbpf-tools.
+# 2. Resolves the current Debian cloud kernel (the linux-image-*-cloud-amd64
+#    package that `apt-cache depends linux-image-cloud-amd64` names), downloads
+#    it with `apt-get download`, extracts it with `dpkg-deb -x` (nothing is
+#    installed) into $IOSB_VM_CACHE/<package>_<version>/ and runs `depmod -b`
+#    on it so lib/modules/<kver>/modules.dep exists. $IOSB_VM_CACHE/current is a
+#    symlink to the tree to use.
+#
+# Idempotent; prints nothing when everything is already in place (progress
+# notes go to stderr only when something is installed or downloaded).
+# --print-dir prints the kernel tree directory on stdout afterwards.
+#
+# Environment: IOSB_VM_CACHE (default /var/cache/iostackbreak-vm).
+set -euo pipefail
+
+prog=fetch-kernel.sh
+cache=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}
+meta=linux-image-cloud-amd64
+
+die() { echo "$prog: error: $*" >&2; exit 1; }
+note() { echo "$prog: $*" >&2; }
+
+print_dir=0
+for a in "$@"; do
+	case $a in
+	--print-dir) print_dir=1 ;;
+	-h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+	*) die "unknown argument '$a' (usage: $prog [--print-dir])" ;;
+	esac
+done
+
+# Running apt-get update at most once per invocation.
+updated=0
+apt_update() {
+	[[ $updated == 1 ]] && return 0
+	[[ $EUID == 0 ]] || die "package lists are missing/stale and refreshing them needs root: run 'apt-get update' as root (or run this script as root)"
+	note "running apt-get update"
+	apt-get -qq update >&2 || die "apt-get update failed (is Debian's apt archive reachable?)"
+	updated=1
+}
+
+# ---- 1. host packages -------------------------------------------------------
+need_pkgs=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs btrfs-progs libbpf-tools)
+missing=()
+for p in "${need_pkgs[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[[ $st == installed ]] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	[[ $EUID == 0 ]] || die "missing host packages: ${missing[*]}; install them as root: apt-get install --no-install-recommends ${missing[*]}"
+	note "installing host packages: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	if ! apt-get -qq install -y --no-install-recommends "${missing[@]}" >&2; then
+		apt_update
+		apt-get -qq install -y --no-install-recommends "${missing[@]}" >&2 ||
+			die "could not install ${missing[*]} with apt-get"
+	fi
+fi
+
+# ---- 2. kernel -------------------------------------------------------------
+mkdir -p "$cache" || die "cannot create cache directory $cache (set IOSB_VM_CACHE to a writable place)"
+exec 9>"$cache/.lock" || die "cannot write $cache/.lock (set IOSB_VM_CACHE to a writable place)"
+flock 9
+
+resolve() {
+	pkg=$(apt-cache depends "$meta" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-.*-cloud-amd64$/ { print $2; exit }')
+	[[ -n $pkg ]] || return 1
+	ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '$1 == "Version:" { print $2; exit }')
+	[[ -n $ver ]]
+}
+
+pkg='' ver=''
+if ! resolve; then
+	if [[ $EUID == 0 ]]; then
+		apt_update
+		resolve || true
+	fi
+fi
+if [[ -z $pkg || -z $ver ]]; then
+	# Offline or no package lists: fall back to what is cached, if anything.
+	if [[ -e $cache/current/.complete ]]; then
+		note "warning: cannot resolve $meta with apt-cache; using cached $(readlink "$cache/current")"
+		[[ $print_dir == 1 ]] && readlink -f "$cache/current"
+		exit 0
+	fi
+	die "cannot resolve the cloud kernel: 'apt-cache depends $meta' names no linux-image-*-cloud-amd64 package (run 'apt-get update' as root; the package is in Debian 12's main archive)"
+fi
+
+name=${pkg}_${ver//:/%3a}
+dir=$cache/$name
+if [[ ! -e $dir/.complete ]]; then
+	note "downloading and extracting $pkg $ver into $dir"
+	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	# apt-get download drops privileges to _apt: let it write here.
+	chmod 0755 "$tmp"
+	if id _apt >/dev/null 2>&1 && [[ $EUID == 0 ]]; then chown _apt "$tmp"; fi
+	(cd "$tmp" && apt-get -qq download "$pkg=$ver" >&2) ||
+		die "apt-get download $pkg=$ver failed (is Debian's apt archive reachable? try 'apt-get update')"
+	deb=$(ls "$tmp"/*.deb 2>/dev/null | head -n1)
+	[[ -f $deb ]] || die "apt-get download produced no .deb for $pkg"
+	dpkg-deb -x "$deb" "$tmp/tree" || die "dpkg-deb -x $deb failed"
+	rm -f "$deb"
+	kver=$(ls "$tmp/tree/lib/modules" 2>/dev/null | head -n1)
+	[[ -n $kver && -f $tmp/tree/boot/vmlinuz-$kver ]] ||
+		die "$pkg does not contain lib/modules/<kver> and boot/vmlinuz-<kver>"
+	depmod -b "$tmp/tree" "$kver" || die "depmod -b $tmp/tree $kver failed (kmod package)"
+	[[ -s $tmp/tree/lib/modules/$kver/modules.dep ]] || die "depmod produced no modules.dep"
+	echo "$kver" >"$tmp/tree/.kver"
+	echo "$pkg $ver" >"$tmp/tree/.package"
+	touch "$tmp/tree/.complete"
+	rm -rf "$dir"
+	mv "$tmp/tree" "$dir"
+	rm -rf "$tmp"
+	trap - EXIT
+fi
+if [[ "$(readlink "$cache/current" 2>/dev/null)" != "$name" ]]; then
+	ln -sfn "$name" "$cache/.current.new"
+	mv -T "$cache/.current.new" "$cache/current"
+fi
+[[ $print_dir == 1 ]] && echo "$dir"
+exit 0
