@@ -8,7 +8,7 @@
  * [2^e, 2^(e+1)) is split into 2^HIST_SUB_BITS equal sub-buckets, so a
  * bucket's width is at most 1/8 of its lower bound: the midpoint of a bucket
  * is within 6.25% of any value in it. Values of 2^HIST_MAX_EXP ns (about 18
- * minutes) and more share the last bucket.
+ * minutes) and more share one last, open-ended bucket of their own.
  */
 #ifndef HIST_BUCKET_H
 #define HIST_BUCKET_H
@@ -16,7 +16,7 @@
 #define HIST_SUB_BITS 3
 #define HIST_SUB (1U << HIST_SUB_BITS)
 #define HIST_MAX_EXP 40
-#define HIST_NR_BUCKETS ((HIST_MAX_EXP - HIST_SUB_BITS + 1) * HIST_SUB)
+#define HIST_NR_BUCKETS ((HIST_MAX_EXP - HIST_SUB_BITS + 1) * HIST_SUB + 1)
 
 /* Index of the most significant set bit of v (v > 0), by shifts, no loop. */
 static inline __u32 hist_msb(__u64 v)

@@ -73,15 +73,18 @@ uint64_t cell_percentile(const cell_stats *c, double p)
 
 	if (!c->count)
 		return 0;
-	/* Nearest rank: the smallest value with at least p% at or below it. */
-	pos = p / 100.0 * (double)c->count;
+	/* Nearest rank: the smallest value with at least p% at or below it.
+	 * p * n first: p / 100 is inexact in binary (7 / 100 * 100 > 7). */
+	pos = p * (double)c->count / 100.0;
 	rank = (uint64_t)pos;
 	if ((double)rank < pos)
 		rank++;
 	if (rank < 1)
 		rank = 1;
-	if (rank > c->count)
-		rank = c->count;
+	if (rank >= c->count)
+		return c->max_ns; /* the extremes are known exactly */
+	if (rank == 1)
+		return c->min_ns;
 	for (unsigned int i = 0; i < HIST_NR_BUCKETS; i++) {
 		uint64_t n = c->buckets[i], lo, hi, v;
 

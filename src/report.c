@@ -26,37 +26,61 @@ void format_iso8601(const struct timespec *ts, char *buf, size_t sz)
 	snprintf(buf, sz, "%s.%03ldZ", base, ts->tv_nsec / 1000000);
 }
 
+/* A run of skipped cells sharing a reason: "vfs" or "ext4 read/write/open". */
+struct skip_unit {
+	char label[64];
+	const char *why;
+	unsigned int layer, nops;
+};
+
 void report_skipped_text(FILE *out, const struct plan *plan)
 {
+	struct skip_unit units[NR_LAYERS * NR_OPS];
+	unsigned int n = 0;
+	bool printed[NR_LAYERS * NR_OPS] = {};
+
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		unsigned int nops = layer_nr_ops(layer), skipped = 0;
-		const char *why = NULL;
-		bool same = true;
+		unsigned int first = n, nops = layer_nr_ops(layer);
 
 		for (unsigned int op = 0; op < nops; op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
+			unsigned int u;
 
 			if (!cp->wanted || cp->src != SRC_NONE)
 				continue;
-			if (why && strcmp(why, cp->why))
-				same = false;
-			why = cp->why;
-			skipped++;
-		}
-		if (!skipped)
-			continue;
-		/* One line per layer when all its ops share the reason. */
-		if (skipped == nops && same) {
-			fprintf(out, "iostackbreak: skipping %s: %s\n", layer_name(layer), why);
-			continue;
-		}
-		for (unsigned int op = 0; op < nops; op++) {
-			const struct cell_plan *cp = &plan->cells[layer][op];
+			for (u = first; u < n && strcmp(units[u].why, cp->why); u++)
+				;
+			if (u == n) {
+				snprintf(units[n].label, sizeof(units[n].label), "%s %s",
+					 layer_name(layer), op_name(layer, op));
+				units[n].why = cp->why;
+				units[n].layer = layer;
+				units[n++].nops = 1;
+				continue;
+			}
+			size_t used = strlen(units[u].label);
 
-			if (cp->wanted && cp->src == SRC_NONE)
-				fprintf(out, "iostackbreak: skipping %s %s: %s\n", layer_name(layer),
-					op_name(layer, op), cp->why);
+			snprintf(units[u].label + used, sizeof(units[u].label) - used, "/%s",
+				 op_name(layer, op));
+			units[u].nops++;
 		}
+		/* Every op of the layer, for one reason: just the layer's name. */
+		if (n == first + 1 && units[first].nops == nops)
+			snprintf(units[first].label, sizeof(units[first].label), "%s",
+				 layer_name(layer));
+	}
+	/* One line per reason, naming everything it keeps out. */
+	for (unsigned int i = 0; i < n; i++) {
+		if (printed[i])
+			continue;
+		fprintf(out, "iostackbreak: skipping %s", units[i].label);
+		for (unsigned int j = i + 1; j < n; j++) {
+			if (!printed[j] && !strcmp(units[j].why, units[i].why)) {
+				fprintf(out, ", %s", units[j].label);
+				printed[j] = true;
+			}
+		}
+		fprintf(out, ": %s\n", units[i].why);
 	}
 }
 

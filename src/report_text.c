@@ -173,8 +173,10 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 
 			if (plan->cells[layer][op].src == SRC_NONE || !c->count)
 				continue;
-			fprintf(out, "\n%s %s: %llu calls, latency in %s\n",
+			fprintf(out, "\n%s %s: %llu %s, latency in %s\n",
 				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
+				layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests") :
+						     (c->count == 1 ? "call" : "calls"),
 				unit_name(unit));
 			print_hist(out, c, unit);
 		}

@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The attach planner against fake kernels (unit.h): which source every
+ * cell gets, on which targets, and why the others were passed over.
+ *
+ * (a) FAKE_DEBIAN61     fentry and kprobes, no block_io_start
+ * (b) FAKE_KPROBES      the trial fentry was refused, kprobes work
+ * (c) FAKE_TRACEPOINTS  neither: tracepoints only (the build host)
+ * (d) FAKE_NO_BTF       no kernel BTF, kprobes work
+ */
+#include "unit.h"
+
+#define LAYER(l) (1U << (l))
+#define MAX_NEEDLES 4
+
+static struct fake_kernel fk;
+static struct plan plan;
+static struct config cfg;
+
+static void build(enum fake_profile p, const char *layers, enum attach_mode mode)
+{
+	fake_kernel_init(&fk, p);
+	unit_config(&cfg, layers, mode);
+}
+
+/* Re-plans after a test changed fk or cfg. */
+static void replan(void)
+{
+	plan_build(&fk.caps, &cfg, &plan);
+}
+
+static void plan_for(enum fake_profile p, const char *layers, enum attach_mode mode)
+{
+	build(p, layers, mode);
+	replan();
+}
+
+/* "read,pread64" from a cell's targets, for messages. */
+static const char *targets_str(const struct cell_plan *cp)
+{
+	static char buf[256];
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < cp->nr_targets && used < sizeof(buf); i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s", i ? "," : "",
+					 cp->targets[i]);
+	return buf;
+}
+
+/*
+ * One cell: its source, its targets in order (NULL-terminated; NULL list:
+ * not checked) and phrases its reason must contain.
+ */
+static void expect_cell(unsigned int layer, unsigned int op, enum source src,
+			const char *const *targets, const char *const *needles)
+{
+	const struct cell_plan *cp = &plan.cells[layer][op];
+	const char *name = layer_name(layer), *opn = op_name(layer, op);
+
+	cr_assert(cp->wanted, "%s %s not wanted", name, opn);
+	cr_assert_eq(cp->src, src, "%s %s: source %s, want %s (why: %s)", name, opn,
+		     source_name(cp->src), source_name(src), cp->why);
+	if (src == SRC_NONE) {
+		cr_assert_eq(cp->nr_targets, 0, "%s %s: skipped but has targets %s", name, opn,
+			     targets_str(cp));
+		cr_assert_neq(cp->why[0], '\0', "%s %s: skipped without a reason", name, opn);
+	}
+	if (targets) {
+		unsigned int n = 0;
+
+		while (targets[n])
+			n++;
+		cr_assert_eq(cp->nr_targets, n, "%s %s: targets %s, want %u of them", name, opn,
+			     targets_str(cp), n);
+		for (unsigned int i = 0; i < n; i++) {
+			cr_assert_str_eq(cp->targets[i], targets[i], "%s %s: target %u (%s)", name,
+					 opn, i, targets_str(cp));
+			cr_assert_eq(cp->tgt_src[i], src, "%s %s: target %s source %s", name, opn,
+				     targets[i], source_name(cp->tgt_src[i]));
+		}
+	}
+	for (unsigned int i = 0; needles && needles[i]; i++)
+		cr_assert_not_null(strstr(cp->why, needles[i]), "%s %s: reason lacks \"%s\": %s",
+				   name, opn, needles[i], cp->why);
+}
+
+#define T(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define NO_TARGETS ((const char *const[]){ NULL })
+
+static const char *const *const sys_targets[NR_FS_OPS] = {
+	T("read", "pread64", "readv", "preadv", "preadv2"),
+	T("write", "pwrite64", "writev", "pwritev", "pwritev2"),
+	T("open", "openat", "openat2", "creat"),
+	T("fsync", "fdatasync"),
+};
+
+static const char *const *const vfs_targets[NR_FS_OPS] = {
+	T("vfs_read", "vfs_readv", "vfs_iter_read"),
+	T("vfs_write", "vfs_writev", "vfs_iter_write"),
+	T("vfs_open"),
+	T("vfs_fsync_range"),
+};
+
+static const char *const *const ext4_targets[NR_FS_OPS] = {
+	T("ext4_file_read_iter"),
+	T("ext4_file_write_iter"),
+	T("ext4_file_open"),
+	T("ext4_sync_file"),
+};
+
+static const char *const *const btrfs_targets[NR_FS_OPS] = {
+	T("btrfs_file_read_iter"),
+	T("btrfs_file_write_iter"),
+	T("btrfs_file_open"),
+	T("btrfs_sync_file"),
+};
+
+static void expect_layer(unsigned int layer, enum source src,
+			 const char *const *const targets[NR_FS_OPS], const char *const *needles)
+{
+	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+		expect_cell(layer, op, src, targets ? targets[op] : NULL, needles);
+}
+
+static void expect_blk(enum source src, const char *origin)
+{
+	const char *const with[] = { origin, "block_rq_issue", "block_rq_complete", NULL };
+	const char *const *t = origin ? with : with + 1;
+
+	if (origin)
+		cr_assert(plan.blk_origin && !strcmp(plan.blk_origin, origin),
+			  "blk origin %s, want %s", plan.blk_origin ? plan.blk_origin : "NULL",
+			  origin);
+	else
+		cr_assert_null(plan.blk_origin, "blk origin %s, want none", plan.blk_origin);
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BLK, op, src, t, NULL);
+}
+
+/* ---- (a) a Debian 6.1 kernel ---- */
+
+Test(planner, debian61_auto)
+{
+	plan_for(FAKE_DEBIAN61, NULL, ATTACH_AUTO);
+
+	cr_assert_gt(fk.lookups, 0, "the planner never asked the kernel");
+	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, SRC_FENTRY, vfs_targets, NULL);
+	expect_layer(LAYER_EXT4, SRC_FENTRY, ext4_targets, NULL);
+	expect_layer(LAYER_XFS, SRC_NONE, NULL, T("xfs", "modprobe xfs"));
+	expect_layer(LAYER_BTRFS, SRC_FENTRY, btrfs_targets, NULL);
+	expect_blk(SRC_TP_BTF, NULL);
+	cr_assert_eq(plan.mode, ATTACH_AUTO);
+	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
+	cr_assert(plan.kprobe_fallback, "auto mode with kprobes may fall back");
+	cr_assert_not(plan.blk_rq_q_arg);
+	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 blk; xfs not loaded. */
+	cr_assert_eq(plan_nr_traced(&plan), 21);
+	/* Unused slots of fs-like layers are never wanted. */
+	for (unsigned int l = 0; l < LAYER_BLK; l++)
+		cr_assert_not(plan.cells[l][NR_FS_OPS].wanted, "%s op 4", layer_name(l));
+}
+
+Test(planner, debian61_xfs_loaded)
+{
+	build(FAKE_DEBIAN61, "xfs", ATTACH_AUTO);
+	fake_add_fs(&fk, "xfs");
+	replan();
+	expect_cell(LAYER_XFS, FSOP_READ, SRC_FENTRY, T("xfs_file_read_iter"), NULL);
+	expect_cell(LAYER_XFS, FSOP_FSYNC, SRC_FENTRY, T("xfs_file_fsync"), NULL);
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
+	/* Only the layer asked for is wanted. */
+	cr_assert_not(plan.cells[LAYER_EXT4][FSOP_READ].wanted);
+	cr_assert_eq(plan_nr_traced(&plan), 4);
+}
+
+/* Candidates the kernel lacks are dropped, the others kept in order. */
+Test(planner, missing_candidates_dropped)
+{
+	build(FAKE_DEBIAN61, "syscall,vfs", ATTACH_AUTO);
+	fake_del_fn(&fk, "vfs_iter_read");
+	fake_del_tp(&fk, "syscalls", "sys_enter_openat2"); /* half a pair is no pair */
+	fake_del_tp(&fk, "syscalls", "sys_exit_pwritev2");
+	replan();
+	expect_cell(LAYER_VFS, FSOP_READ, SRC_FENTRY, T("vfs_read", "vfs_readv"), NULL);
+	expect_cell(LAYER_VFS, FSOP_WRITE, SRC_FENTRY, vfs_targets[FSOP_WRITE], NULL);
+	expect_cell(LAYER_SYSCALL, FSOP_OPEN, SRC_TRACEPOINT, T("open", "openat", "creat"), NULL);
+	expect_cell(LAYER_SYSCALL, FSOP_WRITE, SRC_TRACEPOINT,
+		    T("write", "pwrite64", "writev", "pwritev"), NULL);
+}
+
+/* arm64 has no open(2) nor creat(2). */
+Test(planner, arm64_like_syscalls)
+{
+	build(FAKE_DEBIAN61, "syscall", ATTACH_AUTO);
+	fake_del_tp(&fk, "syscalls", "sys_enter_open");
+	fake_del_tp(&fk, "syscalls", "sys_exit_open");
+	fake_del_tp(&fk, "syscalls", "sys_enter_creat");
+	fake_del_tp(&fk, "syscalls", "sys_exit_creat");
+	replan();
+	expect_cell(LAYER_SYSCALL, FSOP_OPEN, SRC_TRACEPOINT, T("openat", "openat2"), NULL);
+}
+
+/* A kernel without syscall tracepoints: syscalls by function instead. */
+Test(planner, no_syscall_tracepoints)
+{
+	static const char *const sys[] = { FAKE_SYSCALLS };
+	char ev[FAKE_NAME_LEN];
+
+	build(FAKE_DEBIAN61, "syscall", ATTACH_AUTO);
+	for (unsigned int i = 0; i < ARRAY_SIZE(sys); i++) {
+		snprintf(ev, sizeof(ev), "sys_enter_%s", sys[i]);
+		fake_del_tp(&fk, "syscalls", ev);
+		snprintf(ev, sizeof(ev), "sys_exit_%s", sys[i]);
+		fake_del_tp(&fk, "syscalls", ev);
+	}
+	replan();
+	expect_layer(LAYER_SYSCALL, SRC_FENTRY, sys_targets, T("tracepoint: none"));
+	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
+}
+
+/* Functions without BTF (a module built without it) but in kallsyms. */
+Test(planner, fentry_without_functions_falls_to_kprobe)
+{
+	static const char *const fns[] = { "ext4_file_read_iter", "ext4_file_write_iter",
+					   "ext4_file_open", "ext4_sync_file" };
+
+	build(FAKE_DEBIAN61, "ext4", ATTACH_AUTO);
+	for (unsigned int i = 0; i < ARRAY_SIZE(fns); i++)
+		fake_del(&fk, "btf", fns[i]);
+	replan();
+	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, T("fentry: none of its functions"));
+	expect_cell(LAYER_EXT4, FSOP_READ, SRC_KPROBE, NULL, T("ext4_file_read_iter"));
+}
+
+/* ---- (b) kprobes only ---- */
+
+Test(planner, kprobes_only_auto)
+{
+	plan_for(FAKE_KPROBES, NULL, ATTACH_AUTO);
+	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, SRC_KPROBE, vfs_targets, T("fentry: " FAKE_FENTRY_WHY));
+	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, T("fentry: " FAKE_FENTRY_WHY));
+	expect_layer(LAYER_BTRFS, SRC_KPROBE, btrfs_targets, NULL);
+	expect_blk(SRC_TP_BTF, NULL);
+	cr_assert(plan.kprobe_fallback);
+}
+
+/* ---- (c) tracepoints only ---- */
+
+Test(planner, tracepoints_only_auto)
+{
+	plan_for(FAKE_TRACEPOINTS, NULL, ATTACH_AUTO);
+	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, SRC_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
+	for (unsigned int op = FSOP_READ; op < FSOP_FSYNC; op++)
+		expect_cell(LAYER_EXT4, op, SRC_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
+	/* ext4 has tracepoints around fsync: the one op that still works. */
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file"),
+		    T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
+	expect_layer(LAYER_BTRFS, SRC_NONE, NULL, NULL);
+	expect_blk(SRC_TP_BTF, NULL);
+	cr_assert_not(plan.kprobe_fallback, "no kprobes: nothing to fall back to");
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0, "all layers by default: never failed");
+}
+
+Test(planner, tracepoints_only_without_ext4_tracepoints)
+{
+	build(FAKE_TRACEPOINTS, "ext4", ATTACH_AUTO);
+	fake_del_tp(&fk, "ext4", "ext4_sync_file_exit");
+	replan();
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_NONE, NULL, T("tracepoint: none"));
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_EXT4));
+}
+
+/* ---- (d) no BTF ---- */
+
+Test(planner, no_btf)
+{
+	plan_for(FAKE_NO_BTF, NULL, ATTACH_AUTO);
+	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, SRC_KPROBE, vfs_targets, T("fentry", "BTF"));
+	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, T("fentry", "BTF"));
+	/* No BTF: the block layer's typed tracepoints are out, raw ones in. */
+	expect_blk(SRC_RAW_TP, NULL);
+	expect_cell(LAYER_BLK, BLKOP_READ, SRC_RAW_TP, NULL, T("tp_btf", "BTF"));
+	cr_assert(plan.blk_rq_q_arg, "blk_rq_q_arg follows the kernel");
+}
+
+Test(planner, no_btf_forced_fentry)
+{
+	plan_for(FAKE_NO_BTF, "vfs", ATTACH_FENTRY);
+	expect_layer(LAYER_VFS, SRC_NONE, NULL, T("fentry", "BTF"));
+	cr_assert_null(strstr(plan.cells[LAYER_VFS][FSOP_READ].why, "kprobe"),
+		       "--attach=fentry must not try kprobes: %s",
+		       plan.cells[LAYER_VFS][FSOP_READ].why);
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_VFS));
+}
+
+/* ---- --attach ---- */
+
+Test(planner, attach_kprobe)
+{
+	plan_for(FAKE_DEBIAN61, NULL, ATTACH_KPROBE);
+	/* Syscalls by their kernel function, named without the prefix. */
+	expect_layer(LAYER_SYSCALL, SRC_KPROBE, sys_targets, NULL);
+	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
+	expect_layer(LAYER_VFS, SRC_KPROBE, vfs_targets, NULL);
+	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, NULL);
+	expect_blk(SRC_TP_BTF, NULL);
+	expect_cell(LAYER_BLK, BLKOP_WRITE, SRC_TP_BTF, NULL, T("tracepoints only"));
+	cr_assert_not(plan.kprobe_fallback, "kprobe mode has no fallback");
+	cr_assert_eq(plan.mode, ATTACH_KPROBE);
+}
+
+/* The prefixed name is what must be in kallsyms. */
+Test(planner, attach_kprobe_uses_prefixed_names)
+{
+	build(FAKE_DEBIAN61, "syscall", ATTACH_KPROBE);
+	fake_del(&fk, "ksym", "__x64_sys_preadv2");
+	replan();
+	expect_cell(LAYER_SYSCALL, FSOP_READ, SRC_KPROBE, T("read", "pread64", "readv", "preadv"),
+		    NULL);
+
+	build(FAKE_DEBIAN61, "syscall", ATTACH_KPROBE);
+	fk.caps.syscall_prefix = NULL; /* an architecture we do not know */
+	replan();
+	expect_layer(LAYER_SYSCALL, SRC_NONE, NULL, T("kprobe"));
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_SYSCALL));
+}
+
+Test(planner, attach_fentry)
+{
+	plan_for(FAKE_DEBIAN61, NULL, ATTACH_FENTRY);
+	expect_layer(LAYER_SYSCALL, SRC_FENTRY, sys_targets, NULL);
+	expect_layer(LAYER_VFS, SRC_FENTRY, vfs_targets, NULL);
+	cr_assert_not(plan.kprobe_fallback);
+
+	plan_for(FAKE_TRACEPOINTS, NULL, ATTACH_FENTRY);
+	expect_layer(LAYER_VFS, SRC_NONE, NULL, T("fentry: " FAKE_FENTRY_WHY));
+	cr_assert_null(strstr(plan.cells[LAYER_VFS][FSOP_READ].why, FAKE_KPROBE_WHY),
+		       "forced fentry: kprobes are not considered: %s",
+		       plan.cells[LAYER_VFS][FSOP_READ].why);
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_NONE, NULL, T("fentry"));
+	expect_layer(LAYER_SYSCALL, SRC_NONE, NULL, T("fentry"));
+	expect_blk(SRC_TP_BTF, NULL);
+	expect_cell(LAYER_BLK, BLKOP_READ, SRC_TP_BTF, NULL, T("fentry", "tracepoints only"));
+}
+
+Test(planner, attach_tracepoint)
+{
+	plan_for(FAKE_DEBIAN61, NULL, ATTACH_TRACEPOINT);
+	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, SRC_NONE, NULL, T("has no tracepoint source"));
+	expect_cell(LAYER_VFS, FSOP_OPEN, SRC_NONE, NULL,
+		    T("vfs has no tracepoint source for open"));
+	expect_cell(LAYER_EXT4, FSOP_READ, SRC_NONE, NULL, T("has no tracepoint source"));
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file"), NULL);
+	expect_blk(SRC_TP_BTF, NULL);
+	cr_assert_eq(plan.cells[LAYER_BLK][BLKOP_READ].why[0], '\0',
+		     "blk is traced by tracepoints, nothing passed over: %s",
+		     plan.cells[LAYER_BLK][BLKOP_READ].why);
+	cr_assert_not(plan.kprobe_fallback);
+}
+
+Test(planner, kprobe_fallback_only_in_auto_with_kprobes)
+{
+	static const enum fake_profile profiles[] = { FAKE_DEBIAN61, FAKE_KPROBES, FAKE_TRACEPOINTS,
+						      FAKE_NO_BTF };
+	static const enum attach_mode modes[] = { ATTACH_AUTO, ATTACH_FENTRY, ATTACH_KPROBE,
+						  ATTACH_TRACEPOINT };
+
+	for (unsigned int p = 0; p < ARRAY_SIZE(profiles); p++) {
+		for (unsigned int m = 0; m < ARRAY_SIZE(modes); m++) {
+			plan_for(profiles[p], NULL, modes[m]);
+			cr_assert_eq(plan.kprobe_fallback,
+				     modes[m] == ATTACH_AUTO && fk.caps.kprobes,
+				     "profile %u mode %s", p, attach_mode_name(modes[m]));
+		}
+	}
+}
+
+/* A file system that is not registered says how to fix it, whatever the mode. */
+Test(planner, fs_not_registered)
+{
+	static const enum attach_mode modes[] = { ATTACH_AUTO, ATTACH_FENTRY, ATTACH_KPROBE,
+						  ATTACH_TRACEPOINT };
+	char err[512];
+
+	for (unsigned int m = 0; m < ARRAY_SIZE(modes); m++) {
+		plan_for(FAKE_DEBIAN61, "xfs", modes[m]);
+		expect_layer(LAYER_XFS, SRC_NONE, NULL, T("modprobe xfs"));
+		cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_XFS));
+		plan_layer_error(&plan, LAYER_XFS, err, sizeof(err));
+		cr_assert_not_null(strstr(err, "modprobe xfs"), "%s", err);
+	}
+	build(FAKE_DEBIAN61, "btrfs", ATTACH_AUTO);
+	fake_del(&fk, "fs", "btrfs");
+	replan();
+	expect_layer(LAYER_BTRFS, SRC_NONE, NULL, T("modprobe btrfs"));
+}
+
+/* ---- Failed layers and their error ---- */
+
+Test(planner, failed_layers)
+{
+	static const struct {
+		enum fake_profile p;
+		const char *layers; /* NULL: default, all layers */
+		enum attach_mode mode;
+		unsigned int failed;
+	} rows[] = {
+		{ FAKE_TRACEPOINTS, "vfs", ATTACH_AUTO, LAYER(LAYER_VFS) },
+		{ FAKE_TRACEPOINTS, NULL, ATTACH_AUTO, 0 },
+		{ FAKE_TRACEPOINTS, "ext4", ATTACH_AUTO, 0 }, /* fsync works */
+		{ FAKE_TRACEPOINTS, "syscall,vfs,ext4,blk", ATTACH_AUTO, LAYER(LAYER_VFS) },
+		{ FAKE_TRACEPOINTS, "vfs,btrfs", ATTACH_AUTO,
+		  LAYER(LAYER_VFS) | LAYER(LAYER_BTRFS) },
+		{ FAKE_TRACEPOINTS, "syscall,blk", ATTACH_AUTO, 0 },
+		{ FAKE_TRACEPOINTS, "all", ATTACH_AUTO,
+		  LAYER(LAYER_VFS) | LAYER(LAYER_XFS) | LAYER(LAYER_BTRFS) },
+		{ FAKE_DEBIAN61, "all", ATTACH_AUTO, LAYER(LAYER_XFS) },
+		{ FAKE_DEBIAN61, "vfs,ext4", ATTACH_TRACEPOINT, LAYER(LAYER_VFS) },
+		{ FAKE_KPROBES, "vfs", ATTACH_FENTRY, LAYER(LAYER_VFS) },
+		{ FAKE_KPROBES, "vfs", ATTACH_AUTO, 0 },
+	};
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(rows); i++) {
+		plan_for(rows[i].p, rows[i].layers, rows[i].mode);
+		cr_assert_eq(plan_failed_layers(&plan, &cfg), rows[i].failed,
+			     "row %u (-T %s --attach=%s): failed 0x%x, want 0x%x", i,
+			     rows[i].layers ? rows[i].layers : "(default)",
+			     attach_mode_name(rows[i].mode), plan_failed_layers(&plan, &cfg),
+			     rows[i].failed);
+	}
+}
+
+Test(planner, layer_error_names_reasons_and_remedy)
+{
+	char err[1024];
+
+	plan_for(FAKE_TRACEPOINTS, "vfs", ATTACH_AUTO);
+	plan_layer_error(&plan, LAYER_VFS, err, sizeof(err));
+	cr_assert_not_null(strstr(err, "vfs"), "%s", err);
+	cr_assert_not_null(strstr(err, FAKE_FENTRY_WHY), "lacks the fentry reason: %s", err);
+	cr_assert_not_null(strstr(err, FAKE_KPROBE_WHY), "lacks the kprobe reason: %s", err);
+	cr_assert_not_null(strstr(err, "CONFIG_KPROBES"), "lacks the remedy: %s", err);
+	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+
+	/* Forced: the remedy is to stop forcing. */
+	plan_for(FAKE_TRACEPOINTS, "vfs", ATTACH_FENTRY);
+	plan_layer_error(&plan, LAYER_VFS, err, sizeof(err));
+	cr_assert_not_null(strstr(err, "--attach=auto"), "%s", err);
+	cr_assert_not_null(strstr(err, FAKE_FENTRY_WHY), "%s", err);
+
+	/* A small buffer is cut, not overrun. */
+	memset(err, 'x', sizeof(err));
+	plan_layer_error(&plan, LAYER_VFS, err, 16);
+	cr_assert_eq(strlen(err), 15);
+	cr_assert_eq(err[16], 'x');
+}
+
+/* ---- Block layer ---- */
+
+Test(planner, blk_origin)
+{
+	plan_for(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	expect_blk(SRC_TP_BTF, NULL);
+
+	/* 6.1 has no block_io_start: insert is where queueing starts. */
+	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	cfg.queued = true;
+	replan();
+	expect_blk(SRC_TP_BTF, "block_rq_insert");
+
+	build(FAKE_TRACEPOINTS, "blk", ATTACH_AUTO);
+	cfg.queued = true;
+	replan();
+	expect_blk(SRC_TP_BTF, "block_io_start");
+
+	/* Neither: -Q times from issue, and says so. */
+	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	fake_del_tp(&fk, "block", "block_rq_insert");
+	cfg.queued = true;
+	replan();
+	expect_blk(SRC_TP_BTF, NULL);
+	expect_cell(LAYER_BLK, BLKOP_FLUSH, SRC_TP_BTF, NULL, T("-Q", "from issue"));
+}
+
+/* Filters by task need the submitter, known only where a request starts. */
+Test(planner, blk_origin_for_task_filters)
+{
+	static char *cmd[] = { (char *)"dd", NULL };
+
+	for (int i = 0; i < 6; i++) {
+		build(FAKE_TRACEPOINTS, "blk", ATTACH_AUTO);
+		switch (i) {
+		case 0:
+			cfg.pids[0] = 42;
+			cfg.nr_pids = 1;
+			break;
+		case 1:
+			cfg.command = cmd;
+			break;
+		case 2:
+			cfg.tid = 43;
+			break;
+		case 3:
+			cfg.comm = "fio";
+			break;
+		case 4:
+			cfg.cgroup = "/sys/fs/cgroup/x";
+			break;
+		case 5:
+			cfg.per_process = true;
+			break;
+		}
+		replan();
+		cr_assert(plan.blk_origin && !strcmp(plan.blk_origin, "block_io_start"),
+			  "case %d: origin %s", i, plan.blk_origin ? plan.blk_origin : "NULL");
+		expect_blk(SRC_TP_BTF, "block_io_start");
+	}
+}
+
+Test(planner, blk_rq_q_arg_follows_caps)
+{
+	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	fk.caps.blk_rq_q_arg = true;
+	replan();
+	cr_assert(plan.blk_rq_q_arg);
+	fk.caps.blk_rq_q_arg = false;
+	replan();
+	cr_assert_not(plan.blk_rq_q_arg);
+}
+
+Test(planner, blk_without_issue_tracepoints)
+{
+	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	fake_del_tp(&fk, "block", "block_rq_complete");
+	replan();
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BLK, op, SRC_NONE, NULL, T("block_rq_issue/complete"));
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_BLK));
+}
+
+/* ---- plan_print ---- */
+
+static unsigned int count_substr(const char *s, const char *needle)
+{
+	unsigned int n = 0;
+
+	while ((s = strstr(s, needle))) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+/* The line of a cell, "vfs      read     ...". */
+static const char *find_line(const char *text, const char *layer, const char *op, char *line,
+			     size_t sz)
+{
+	char head[32];
+	const char *p, *end;
+
+	snprintf(head, sizeof(head), "%-8s %-8s ", layer, op);
+	for (p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, head, strlen(head)))
+			continue;
+		end = strchr(p, '\n');
+		snprintf(line, sz, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+		return line;
+	}
+	cr_assert_fail("no line for %s %s in:\n%s", layer, op, text);
+	return NULL;
+}
+
+Test(planner, print_table)
+{
+	struct membuf m;
+	const char *text;
+	char line[1024];
+	unsigned int skipped = 0;
+
+	build(FAKE_TRACEPOINTS, "syscall,vfs,ext4,blk", ATTACH_AUTO);
+	cfg.queued = true;
+	replan();
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+
+	cr_assert_eq(strncmp(text, "LAYER", 5), 0, "no header:\n%s", text);
+	for (unsigned int l = 0; l < NR_LAYERS; l++)
+		for (unsigned int op = 0; op < layer_nr_ops(l); op++)
+			skipped += plan.cells[l][op].wanted && plan.cells[l][op].src == SRC_NONE;
+	cr_assert_eq(skipped, 7, "4 vfs + 3 ext4 cells skipped");
+	cr_assert_eq(count_substr(text, "skipped:"), skipped, "one skipped: per skipped cell:\n%s",
+		     text);
+	/* One line per wanted cell, plus the header. */
+	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5, "%s", text);
+	cr_assert_null(strstr(text, "xfs"), "xfs was not asked for:\n%s", text);
+
+	find_line(text, "syscall", "read", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "tracepoint"), "%s", line);
+	cr_assert_not_null(strstr(line, "sys_*_read,sys_*_pread64"), "%s", line);
+	find_line(text, "vfs", "open", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "skipped:"), "%s", line);
+	cr_assert_not_null(strstr(line, FAKE_FENTRY_WHY), "%s", line);
+	find_line(text, "ext4", "fsync", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "tracepoint"), "%s", line);
+	cr_assert_not_null(strstr(line, "ext4_sync_file"), "%s", line);
+	cr_assert_not_null(strstr(line, "passed over:"), "%s", line);
+	find_line(text, "blk", "discard", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "tp_btf"), "%s", line);
+	cr_assert_not_null(strstr(line, "block_io_start,block_rq_issue,block_rq_complete"), "%s",
+			   line);
+	membuf_free(&m);
+}
+
+/* By function: syscalls print with the architecture's prefix, and a target
+ * that fell back at attach time says to what. */
+Test(planner, print_prefix_and_fallback)
+{
+	struct membuf m;
+	const char *text;
+	char line[1024];
+
+	plan_for(FAKE_DEBIAN61, "syscall,vfs", ATTACH_KPROBE);
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	find_line(text, "syscall", "fsync", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "kprobe"), "%s", line);
+	cr_assert_not_null(strstr(line, "__x64_sys_fsync,__x64_sys_fdatasync"), "%s", line);
+	membuf_free(&m);
+
+	plan_for(FAKE_DEBIAN61, "vfs", ATTACH_AUTO);
+	plan.cells[LAYER_VFS][FSOP_READ].tgt_src[1] = SRC_KPROBE; /* as attach would */
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	find_line(text, "vfs", "read", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "vfs_read,vfs_readv(kprobe),vfs_iter_read"), "%s", line);
+	membuf_free(&m);
+}
+
+/* ---- Candidates and the BPF object's slots ---- */
+
+Test(planner, fn_slots_match_candidates)
+{
+	for (unsigned int l = 0; l < NR_LAYERS; l++) {
+		for (unsigned int op = 0; op < NR_OPS; op++) {
+			const char *const *c = cell_candidates(l, op);
+			unsigned int n = 0;
+
+			while (c[n])
+				n++;
+			cr_assert_eq(cell_fn_slots(l, op), n, "%s op %u", layer_name(l), op);
+			cr_assert_leq(n, MAX_TARGETS, "%s op %u: more candidates than targets",
+				      layer_name(l), op);
+			if (l == LAYER_BLK || op >= NR_FS_OPS)
+				cr_assert_eq(n, 0, "%s op %u has no functions", layer_name(l), op);
+			else
+				cr_assert_gt(n, 0, "%s %s has no candidate", layer_name(l),
+					     op_name(l, op));
+		}
+	}
+}
+
+static int op_by_name(unsigned int layer, const char *name)
+{
+	for (unsigned int op = 0; op < layer_nr_ops(layer); op++)
+		if (!strcmp(op_name(layer, op), name))
+			return (int)op;
+	return -1;
+}
+
+/*
+ * The BPF object declares one fentry slot per candidate with lines like
+ * "FN_CELL3(vfs, LAYER_VFS, read, FSOP_READ, true)". The planner may hand
+ * attach.c at most that many targets, so the two must agree.
+ */
+Test(planner, bpf_object_slots_match)
+{
+	char *src = unit_read_file("bpf/iostackbreak.bpf.c");
+	unsigned int seen[NR_LAYERS][NR_OPS] = { { 0 } };
+	unsigned int nr_lines = 0;
+
+	cr_assert_not_null(src, "cannot read bpf/iostackbreak.bpf.c (run from the repo root)");
+	for (char *line = strtok(src, "\n"); line; line = strtok(NULL, "\n")) {
+		char lname[32], oname[32];
+		unsigned int n;
+		int layer, op;
+
+		/* Declarations start the line; the macro definitions are #define. */
+		if (sscanf(line, "FN_CELL%u(%31[^,], %*[^,], %31[^,],", &n, lname, oname) != 3)
+			continue;
+		nr_lines++;
+		layer = layer_by_name(lname);
+		cr_assert_geq(layer, 0, "unknown layer in: %s", line);
+		op = op_by_name((unsigned int)layer, oname);
+		cr_assert_geq(op, 0, "unknown op in: %s", line);
+		seen[layer][op]++;
+		cr_assert_eq(n, cell_fn_slots((unsigned int)layer, (unsigned int)op),
+			     "%s: BPF has %u slots, the planner %u candidates", line, n,
+			     cell_fn_slots((unsigned int)layer, (unsigned int)op));
+	}
+	free(src);
+	cr_assert_gt(nr_lines, 0, "no FN_CELLn( lines found: has the file's format changed?");
+	for (unsigned int l = 0; l < LAYER_BLK; l++)
+		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+			cr_assert_eq(seen[l][op], 1, "%s %s declared %u times in the BPF object",
+				     layer_name(l), op_name(l, op), seen[l][op]);
+}
+
+Test(planner, source_names)
+{
+	cr_assert_str_eq(source_name(SRC_NONE), "-");
+	cr_assert_str_eq(source_name(SRC_TRACEPOINT), "tracepoint");
+	cr_assert_str_eq(source_name(SRC_TP_BTF), "tp_btf");
+	cr_assert_str_eq(source_name(SRC_RAW_TP), "raw_tp");
+	cr_assert_str_eq(source_name(SRC_FENTRY), "fentry");
+	cr_assert_str_eq(source_name(SRC_KPROBE), "kprobe");
+}
