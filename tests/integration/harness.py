@@ -177,17 +177,6 @@ class LoopDevice:
         run("losetup", "-d", self.dev)
 
 
-def bpf_prog_ids_settled(expected, timeout=5.0):
-    """Program ids once they equal expected, or after timeout: the kernel
-    frees programs after an RCU grace period, not at close()."""
-    deadline = time.monotonic() + timeout
-    ids = bpf_prog_ids()
-    while ids != expected and time.monotonic() < deadline:
-        time.sleep(0.1)
-        ids = bpf_prog_ids()
-    return ids
-
-
 def bpf_prog_ids():
     p = run("bpftool", "-j", "prog", "list", check=True)
     return {prog["id"] for prog in json.loads(p.stdout or "[]")}
