@@ -114,7 +114,12 @@ disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 for t in iostackbreak iowork jq; do
 	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
 done
-((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
+((nfail == 0)) || { echo "=== breakdown: -P -c iowork on vfs, ext4, xfs"
+t0=$(uptime_s)
+breakdown_run
+info "breakdown: $(since "$t0") s in all"
+
+echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
 have_fsdist=0
 command -v fsdist >/dev/null && command -v stdbuf >/dev/null && have_fsdist=1
 echo "guest: kernel $(uname -r), N=$N NF=$NF, uptime $(uptime_s) s"
@@ -378,6 +383,69 @@ blk_run() {
 	done
 }
 
+# breakdown_run: -P with -c on the vfs and file-system layers (auto method):
+# two iowork processes on xfs and ext4 each get their own exact counts, and
+# a cat reading the same files (another name) is filtered out in the kernel.
+breakdown_run() {
+	local tag=breakdown tout=/tmp/tool.split.json terr=/tmp/tool.split.err
+	local a b apid bpid tpid cpid line c t0
+	a=(-w -c pread "$N" /mnt/xfs/split.dat open 80 /mnt/xfs/split.dat)
+	b=(-w -c pread 90 /mnt/ext4/split.dat pwrite 60 /mnt/ext4/split.dat)
+	iowork "${a[@]}" >/tmp/iowork.a.out 2>/tmp/iowork.a.err &
+	apid=$!
+	iowork "${b[@]}" >/tmp/iowork.b.out 2>/tmp/iowork.b.err &
+	bpid=$!
+	if ! wait_for /tmp/iowork.a.out '^READY ' "$apid" 120 ||
+		! wait_for /tmp/iowork.b.out '^READY ' "$bpid" 120; then
+		fail "$tag workload setup" "iowork did not print READY"
+		kill -9 "$apid" "$bpid" 2>/dev/null
+		return
+	fi
+	t0=$(uptime_s)
+	iostackbreak -T vfs,ext4,xfs -P -c iowork --json >"$tout" 2>"$terr" &
+	tpid=$!
+	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+		fail "$tag attach" "iostackbreak -T vfs,ext4,xfs -P -c iowork did not start"
+		dump "iostackbreak stderr" "$terr"
+		kill -9 "$tpid" "$apid" "$bpid" 2>/dev/null
+		wait 2>/dev/null
+		return
+	fi
+	info "$tag: attached in $(since "$t0") s"
+	cat /mnt/xfs/split.dat /mnt/ext4/split.dat >/dev/null &
+	cpid=$!
+	kill -USR1 "$apid" "$bpid"
+	wait_exit "$apid" "$WORK_TIMEOUT"
+	check_eq "$tag iowork a exit status" "$exit_rc" 0
+	wait_exit "$bpid" "$WORK_TIMEOUT"
+	check_eq "$tag iowork b exit status" "$exit_rc" 0
+	wait "$cpid"
+	kill -INT "$tpid"
+	wait_exit "$tpid" 60
+	check_eq "$tag tool exit status" "$exit_rc" 0
+	line=$(grep '^{' "$tout" | tail -n 1)
+	key() { # LAYER OP PID: the count of that key
+		jq -r --arg l "$1" --arg o "$2" --argjson p "$3" \
+			'[.cells[] | select(.layer == $l and .op == $o and .pid == $p) | .count] | add // 0' <<<"$line"
+	}
+	check_eq "$tag xfs read (pid a)" "$(key xfs read "$apid")" "$N"
+	check_eq "$tag xfs open (pid a)" "$(key xfs open "$apid")" 80
+	check_eq "$tag vfs read (pid a)" "$(key vfs read "$apid")" "$N"
+	check_eq "$tag vfs open (pid a)" "$(key vfs open "$apid")" 80
+	check_eq "$tag ext4 read (pid b)" "$(key ext4 read "$bpid")" 90
+	check_eq "$tag ext4 write (pid b)" "$(key ext4 write "$bpid")" 60
+	check_eq "$tag vfs read (pid b)" "$(key vfs read "$bpid")" 90
+	check_eq "$tag vfs write (pid b) = 60 + its result write" "$(key vfs write "$bpid")" 61
+	check_eq "$tag xfs read (pid b)" "$(key xfs read "$bpid")" 0
+	c=$(jq -r '[.cells[] | select(.comm != "iowork")] | length' <<<"$line")
+	check_eq "$tag keys of other names (cat filtered out by -c)" "$c" 0
+	c=$(jq -r '[.cells[].pid] | unique | length' <<<"$line")
+	check_eq "$tag distinct pids" "$c" 2
+	# Keys add up to the totals, cell by cell.
+	c=$(jq -r '[.totals[] as $t | ([.cells[] | select(.layer == $t.layer and .op == $t.op) | .count] | add // 0) - $t.count | select(. != 0)] | length' <<<"$line")
+	check_eq "$tag cells whose keys do not add up to the total" "$c" 0
+}
+
 info "block schedulers: $(for d in vda vdb vdc vdd; do printf '%s=%s ' "$d" "$(cat /sys/block/$d/queue/scheduler)"; done)"
 for m in fentry kprobe; do
 	echo "=== --attach=$m"
@@ -394,6 +462,11 @@ echo "=== blk: -T blk -d $DISK, with and without -Q"
 t0=$(uptime_s)
 blk_run
 info "blk: $(since "$t0") s in all"
+
+echo "=== breakdown: -P -c iowork on vfs, ext4, xfs"
+t0=$(uptime_s)
+breakdown_run
+info "breakdown: $(since "$t0") s in all"
 
 echo "GUEST RESULT: $npass passed, $nfail failed in $(since "$t_suite") s"
 ((nfail == 0))
