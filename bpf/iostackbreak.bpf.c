@@ -16,20 +16,20 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Knobs, set by user space between open and load. */
-const volatile __u32 nr_targ_tgids;   /* 0: every process */
+const volatile __u32 nr_targ_tgids; /* 0: every process */
 const volatile __u32 targ_tgids[MAX_PID_FILTER];
-const volatile __u32 targ_tid;        /* 0: every thread */
+const volatile __u32 targ_tid; /* 0: every thread */
 const volatile bool filter_comm;
 const volatile char targ_comm[COMM_LEN];
-const volatile bool filter_cgroup;    /* cgroup_filter[0] and descendants */
-const volatile bool split_pid;        /* -P */
-const volatile bool split_disk;       /* -D */
-const volatile bool split_flags;      /* -F */
+const volatile bool filter_cgroup; /* cgroup_filter[0] and descendants */
+const volatile bool split_pid;	   /* -P */
+const volatile bool split_disk;	   /* -D */
+const volatile bool split_flags;   /* -F */
 const volatile bool filter_dev;
-const volatile __u32 targ_dev;        /* kernel dev_t of the disk */
-const volatile bool blk_queued;       /* -Q: time from origin, not issue */
+const volatile __u32 targ_dev;		 /* kernel dev_t of the disk */
+const volatile bool blk_queued;		 /* -Q: time from origin, not issue */
 const volatile bool blk_origin_sees_all; /* it is block_io_start: every request */
-const volatile __u32 blk_rq_argn;     /* index of the request in insert/issue */
+const volatile __u32 blk_rq_argn;	 /* index of the request in insert/issue */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -328,16 +328,16 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 
 /* ---- system call layer: syscalls:sys_enter_X / sys_exit_X ---- */
 
-#define SYSCALL_TP(name, op)                                                   \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
-	int se_##name(void *ctx)                                               \
-	{                                                                      \
-		return layer_enter(LAYER_SYSCALL, false);                      \
-	}                                                                      \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
-	int sx_##name(void *ctx)                                               \
-	{                                                                      \
-		return layer_exit(LAYER_SYSCALL, op, false);                   \
+#define SYSCALL_TP(name, op)                                                                       \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
+	int se_##name(void *ctx)                                                                   \
+	{                                                                                          \
+		return layer_enter(LAYER_SYSCALL, false);                                          \
+	}                                                                                          \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
+	int sx_##name(void *ctx)                                                                   \
+	{                                                                                          \
+		return layer_exit(LAYER_SYSCALL, op, false);                                       \
 	}
 
 SYSCALL_TP(read, FSOP_READ)
@@ -364,44 +364,44 @@ SYSCALL_TP(fdatasync, FSOP_FSYNC)
  * numbered slots that user space points at the functions it chose. A kprobe
  * program can be attached to many functions, so one pair per cell.
  */
-#define FN_SLOT(lname, layer, oname, op, nest, i)                              \
-	SEC("fentry")                                                          \
-	int fe_##lname##_##oname##_##i(void *ctx)                              \
-	{                                                                      \
-		return layer_enter(layer, nest);                               \
-	}                                                                      \
-	SEC("fexit")                                                           \
-	int fx_##lname##_##oname##_##i(void *ctx)                              \
-	{                                                                      \
-		return layer_exit(layer, op, nest);                            \
+#define FN_SLOT(lname, layer, oname, op, nest, i)                                                  \
+	SEC("fentry")                                                                              \
+	int fe_##lname##_##oname##_##i(void *ctx)                                                  \
+	{                                                                                          \
+		return layer_enter(layer, nest);                                                   \
+	}                                                                                          \
+	SEC("fexit")                                                                               \
+	int fx_##lname##_##oname##_##i(void *ctx)                                                  \
+	{                                                                                          \
+		return layer_exit(layer, op, nest);                                                \
 	}
 
-#define FN_KPROBE(lname, layer, oname, op, nest)                               \
-	SEC("kprobe")                                                          \
-	int kp_##lname##_##oname(void *ctx)                                    \
-	{                                                                      \
-		return layer_enter(layer, nest);                               \
-	}                                                                      \
-	SEC("kretprobe")                                                       \
-	int kr_##lname##_##oname(void *ctx)                                    \
-	{                                                                      \
-		return layer_exit(layer, op, nest);                            \
+#define FN_KPROBE(lname, layer, oname, op, nest)                                                   \
+	SEC("kprobe")                                                                              \
+	int kp_##lname##_##oname(void *ctx)                                                        \
+	{                                                                                          \
+		return layer_enter(layer, nest);                                                   \
+	}                                                                                          \
+	SEC("kretprobe")                                                                           \
+	int kr_##lname##_##oname(void *ctx)                                                        \
+	{                                                                                          \
+		return layer_exit(layer, op, nest);                                                \
 	}
 
-#define FN_CELL1(l, L, o, O, nest)                                             \
-	FN_KPROBE(l, L, o, O, nest)                                            \
+#define FN_CELL1(l, L, o, O, nest)                                                                 \
+	FN_KPROBE(l, L, o, O, nest)                                                                \
 	FN_SLOT(l, L, o, O, nest, 0)
-#define FN_CELL2(l, L, o, O, nest)                                             \
-	FN_CELL1(l, L, o, O, nest)                                             \
+#define FN_CELL2(l, L, o, O, nest)                                                                 \
+	FN_CELL1(l, L, o, O, nest)                                                                 \
 	FN_SLOT(l, L, o, O, nest, 1)
-#define FN_CELL3(l, L, o, O, nest)                                             \
-	FN_CELL2(l, L, o, O, nest)                                             \
+#define FN_CELL3(l, L, o, O, nest)                                                                 \
+	FN_CELL2(l, L, o, O, nest)                                                                 \
 	FN_SLOT(l, L, o, O, nest, 2)
-#define FN_CELL4(l, L, o, O, nest)                                             \
-	FN_CELL3(l, L, o, O, nest)                                             \
+#define FN_CELL4(l, L, o, O, nest)                                                                 \
+	FN_CELL3(l, L, o, O, nest)                                                                 \
 	FN_SLOT(l, L, o, O, nest, 3)
-#define FN_CELL5(l, L, o, O, nest)                                             \
-	FN_CELL4(l, L, o, O, nest)                                             \
+#define FN_CELL5(l, L, o, O, nest)                                                                 \
+	FN_CELL4(l, L, o, O, nest)                                                                 \
 	FN_SLOT(l, L, o, O, nest, 4)
 
 /* Slot counts must match fn_slots[] in src/planner.c. */
@@ -456,8 +456,7 @@ static __always_inline __u32 rq_dev(struct request *rq)
 		disk = BPF_CORE_READ(rq, q, disk);
 	if (!disk)
 		return 0;
-	return KDEV_MAKE(BPF_CORE_READ(disk, major),
-			 BPF_CORE_READ(disk, first_minor));
+	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
 }
 
 static __always_inline __u32 rq_op(struct request *rq)
@@ -497,8 +496,7 @@ static __always_inline __u32 rq_flags(struct request *rq)
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion.
  */
-static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now,
-					  __u64 issue_ns)
+static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now, __u64 issue_ns)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rq_start v = {};
@@ -637,6 +635,5 @@ int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/block_rq_complete")
 int rt_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_complete((struct request *)ctx->args[0],
-			    (__u32)ctx->args[2]);
+	return blk_complete((struct request *)ctx->args[0], (__u32)ctx->args[2]);
 }

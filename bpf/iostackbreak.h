@@ -39,7 +39,7 @@ enum blk_op {
 
 #define NR_OPS 5 /* max(NR_FS_OPS, NR_BLK_OPS): the stride of the cell index */
 #define NR_CELLS (NR_LAYERS * NR_OPS)
-#define CELL_INDEX(layer, op) ((layer) * NR_OPS + (op))
+#define CELL_INDEX(layer, op) ((layer)*NR_OPS + (op))
 
 /* One (layer, op) cell: a per-CPU value of the "cells" map. */
 struct cell {
@@ -91,12 +91,12 @@ struct thread_starts {
 
 /* A block request between its first sighting and its completion. */
 struct rq_start {
-	__u64 origin_ns; /* block_io_start or insert: queued time starts */
-	__u64 issue_ns;  /* handed to the driver */
-	__u32 tgid;      /* submitter, recorded where it is still current */
-	__u32 dev;       /* the request's disk, when filtered or split by it */
+	__u64 origin_ns;     /* block_io_start or insert: queued time starts */
+	__u64 issue_ns;	     /* handed to the driver */
+	__u32 tgid;	     /* submitter, recorded where it is still current */
+	__u32 dev;	     /* the request's disk, when filtered or split by it */
 	char comm[COMM_LEN]; /* submitter's name, for -P */
-	__u32 excluded;  /* seen at insert and filtered out: skip it at issue */
+	__u32 excluded;	     /* seen at insert and filtered out: skip it at issue */
 	__u32 pad;
 };
 

@@ -10,7 +10,7 @@
 #include "iostackbreak.skel.h"
 
 static struct bpf_program *prog(struct tracer *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static struct bpf_program *prog(struct tracer *t, const char *fmt, ...)
 {
@@ -39,12 +39,11 @@ static int keep_link(struct tracer *t, struct bpf_link *link)
 }
 
 /* The kernel function a fn-sourced target names. */
-static void target_func(const struct plan *plan, unsigned int layer, const char *target,
-			char *buf, size_t sz)
+static void target_func(const struct plan *plan, unsigned int layer, const char *target, char *buf,
+			size_t sz)
 {
 	if (layer == LAYER_SYSCALL)
-		snprintf(buf, sz, "%s%s", plan->syscall_prefix ? plan->syscall_prefix : "",
-			 target);
+		snprintf(buf, sz, "%s%s", plan->syscall_prefix ? plan->syscall_prefix : "", target);
 	else
 		snprintf(buf, sz, "%s", target);
 }
@@ -71,7 +70,7 @@ static int select_programs(struct tracer *t, const struct plan *plan, char *err,
 {
 	struct bpf_program *p;
 
-	bpf_object__for_each_program(p, t->skel->obj)
+	bpf_object__for_each_program (p, t->skel->obj)
 		bpf_program__set_autoload(p, false);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
@@ -83,21 +82,26 @@ static int select_programs(struct tracer *t, const struct plan *plan, char *err,
 				break;
 			case SRC_TRACEPOINT:
 				if (layer == LAYER_EXT4) {
-					bpf_program__set_autoload(t->skel->progs.tp_ext4_fsync_enter, true);
-					bpf_program__set_autoload(t->skel->progs.tp_ext4_fsync_exit, true);
+					bpf_program__set_autoload(
+					    t->skel->progs.tp_ext4_fsync_enter, true);
+					bpf_program__set_autoload(t->skel->progs.tp_ext4_fsync_exit,
+								  true);
 					break;
 				}
 				for (unsigned int i = 0; i < cp->nr_targets; i++) {
-					bpf_program__set_autoload(prog(t, "se_%s", cp->targets[i]), true);
-					bpf_program__set_autoload(prog(t, "sx_%s", cp->targets[i]), true);
+					bpf_program__set_autoload(prog(t, "se_%s", cp->targets[i]),
+								  true);
+					bpf_program__set_autoload(prog(t, "sx_%s", cp->targets[i]),
+								  true);
 				}
 				break;
 			case SRC_TP_BTF:
 			case SRC_RAW_TP:
 				for (unsigned int i = 0; i < cp->nr_targets; i++)
-					bpf_program__set_autoload(prog(t, "%s_%s", blk_prefix(cp),
-								       blk_prog_suffix(cp->targets[i])),
-								  true);
+					bpf_program__set_autoload(
+					    prog(t, "%s_%s", blk_prefix(cp),
+						 blk_prog_suffix(cp->targets[i])),
+					    true);
 				break;
 			case SRC_FENTRY:
 				for (unsigned int i = 0; i < cp->nr_targets; i++) {
@@ -107,15 +111,17 @@ static int select_programs(struct tracer *t, const struct plan *plan, char *err,
 					int e1, e2;
 
 					if (!fe || !fx) {
-						snprintf(err, errsz, "internal: no fentry slot %u for %s %s",
-							 i, l, o);
+						snprintf(err, errsz,
+							 "internal: no fentry slot %u for %s %s", i,
+							 l, o);
 						return -1;
 					}
 					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
 					e1 = bpf_program__set_attach_target(fe, 0, fn);
 					e2 = bpf_program__set_attach_target(fx, 0, fn);
 					if (e1 || e2) {
-						snprintf(err, errsz, "cannot point fentry at %s: %s", fn,
+						snprintf(err, errsz,
+							 "cannot point fentry at %s: %s", fn,
 							 strerror(-(e1 ? e1 : e2)));
 						return -1;
 					}
@@ -182,8 +188,8 @@ static void note_failure(struct cell_plan *cp, const char *what, const char *tar
 {
 	size_t used = strlen(cp->why);
 
-	snprintf(cp->why + used, sizeof(cp->why) - used, "%s%s %s: %s", used ? "; " : "",
-		 what, target, strerror(-err));
+	snprintf(cp->why + used, sizeof(cp->why) - used, "%s%s %s: %s", used ? "; " : "", what,
+		 target, strerror(-err));
 }
 
 /* Attaches one target of a fn-sourced cell, falling back to kprobe. */
@@ -222,11 +228,13 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 		switch (cp->src) {
 		case SRC_TRACEPOINT:
 			if (layer == LAYER_EXT4)
-				err = attach_pair(t, bpf_program__attach(t->skel->progs.tp_ext4_fsync_exit),
-						  entry_plain, t->skel->progs.tp_ext4_fsync_enter, NULL);
+				err = attach_pair(
+				    t, bpf_program__attach(t->skel->progs.tp_ext4_fsync_exit),
+				    entry_plain, t->skel->progs.tp_ext4_fsync_enter, NULL);
 			else
-				err = attach_pair(t, bpf_program__attach(prog(t, "sx_%s", cp->targets[i])),
-						  entry_plain, prog(t, "se_%s", cp->targets[i]), NULL);
+				err = attach_pair(
+				    t, bpf_program__attach(prog(t, "sx_%s", cp->targets[i])),
+				    entry_plain, prog(t, "se_%s", cp->targets[i]), NULL);
 			if (err)
 				note_failure(cp, "tracepoint", cp->targets[i], err);
 			break;
@@ -251,8 +259,8 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 
 	for (int i = (int)cp->nr_targets - 1; i >= 0; i--) {
 		const char *tp = cp->targets[i];
-		struct bpf_link *l = bpf_program__attach(prog(t, "%s_%s", blk_prefix(cp),
-							      blk_prog_suffix(tp)));
+		struct bpf_link *l =
+		    bpf_program__attach(prog(t, "%s_%s", blk_prefix(cp), blk_prog_suffix(tp)));
 
 		if (!l || keep_link(t, l)) {
 			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s): %s", tp,
@@ -300,7 +308,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
 	t->skel->rodata->blk_queued = knobs->queued;
 	t->skel->rodata->blk_origin_sees_all =
-		blk && plan->blk_origin && !strcmp(plan->blk_origin, "block_io_start");
+	    blk && plan->blk_origin && !strcmp(plan->blk_origin, "block_io_start");
 	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
 	t->skel->rodata->use_task_storage = task_storage;
 	if (task_storage || !plan_traces_threads(plan))
@@ -315,16 +323,18 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
 	if (ret) {
-		snprintf(err, errsz, "the kernel refused to load the BPF programs (%s); run "
-			 "with -v to see the verifier's log", strerror(-ret));
+		snprintf(err, errsz,
+			 "the kernel refused to load the BPF programs (%s); run "
+			 "with -v to see the verifier's log",
+			 strerror(-ret));
 		return -1;
 	}
 	t->task_storage = task_storage;
 	return 0;
 }
 
-int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs,
-		 char *err, size_t errsz)
+int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs, char *err,
+		 size_t errsz)
 {
 	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
 

@@ -15,22 +15,22 @@ struct tracer {
 	struct bpf_link **links;
 	size_t nr_links;
 	size_t cap_links;
-	bool splitting; /* -P, -D or -F: the breakdown map is in use */
-	bool with_stats; /* --stats: read the programs' run time too */
+	bool splitting;	   /* -P, -D or -F: the breakdown map is in use */
+	bool with_stats;   /* --stats: read the programs' run time too */
 	bool task_storage; /* start slots in task storage, not the hash */
 };
 
 struct tracer_knobs {
 	int tgids[MAX_PID_FILTER]; /* none: all processes */
 	unsigned int nr_tgids;
-	int tid;                /* 0: all threads */
-	const char *comm;       /* NULL: any name */
-	int cgroup_fd;          /* -1: any cgroup */
+	int tid;	  /* 0: all threads */
+	const char *comm; /* NULL: any name */
+	int cgroup_fd;	  /* -1: any cgroup */
 	bool filter_dev;
 	unsigned int dev_major, dev_minor;
 	bool queued;
 	bool split_pid, split_disk, split_flags;
-	unsigned int max_keys;  /* 0: the object's default */
+	unsigned int max_keys; /* 0: the object's default */
 };
 
 /*
@@ -38,8 +38,8 @@ struct tracer_knobs {
  * marked SRC_NONE with the reason; a target that fell back from fentry to
  * kprobe says so. Returns 0, or -1 with one line in err.
  */
-int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs,
-		 char *err, size_t errsz);
+int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs, char *err,
+		 size_t errsz);
 
 /* Detaches and unloads everything. */
 void tracer_stop(struct tracer *t);

@@ -48,8 +48,7 @@ static void list_disks(const char *sysfs_root, char *out, size_t outsz)
 }
 
 /* The disk a partition belongs to: its sysfs directory's parent. */
-static int partition_parent(const char *sysfs_root, const char *name, char *parent,
-			    size_t parentsz)
+static int partition_parent(const char *sysfs_root, const char *name, char *parent, size_t parentsz)
 {
 	char path[PATH_MAX], target[PATH_MAX];
 	char *slash;
@@ -69,8 +68,8 @@ static int partition_parent(const char *sysfs_root, const char *name, char *pare
 	return 0;
 }
 
-int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id,
-		 char *err, size_t errsz)
+int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, char *err,
+		 size_t errsz)
 {
 	char path[PATH_MAX], other[PATH_MAX];
 	struct stat st;
@@ -82,13 +81,15 @@ int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id,
 	if (!stat(path, &st)) {
 		if (partition_parent(sysfs_root, name, other, sizeof(other)))
 			snprintf(other, sizeof(other), "its disk");
-		snprintf(err, errsz, "%s is a partition: -d takes a whole disk, "
-			 "give -d %s", name, other);
+		snprintf(err, errsz,
+			 "%s is a partition: -d takes a whole disk, "
+			 "give -d %s",
+			 name, other);
 		return -1;
 	}
 	list_disks(sysfs_root, other, sizeof(other));
-	snprintf(err, errsz, "no disk named '%s' in %s/block; disks here: %s", name,
-		 sysfs_root, other[0] ? other : "none");
+	snprintf(err, errsz, "no disk named '%s' in %s/block; disks here: %s", name, sysfs_root,
+		 other[0] ? other : "none");
 	return -1;
 }
 

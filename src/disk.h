@@ -15,8 +15,8 @@ struct disk_id {
  * Returns 0, or -1 with a one-line reason and remedy in err: no such disk
  * (listing the disks there are), or a partition (naming its disk).
  */
-int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id,
-		 char *err, size_t errsz);
+int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, char *err,
+		 size_t errsz);
 
 /* The name of the disk with these numbers, or -1 if there is none. */
 int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t namesz);

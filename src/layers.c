@@ -4,9 +4,8 @@
 #include "layers.h"
 
 static const char *const layer_names[NR_LAYERS] = {
-	[LAYER_SYSCALL] = "syscall", [LAYER_VFS] = "vfs",
-	[LAYER_EXT4] = "ext4",       [LAYER_XFS] = "xfs",
-	[LAYER_BTRFS] = "btrfs",     [LAYER_BLK] = "blk",
+	[LAYER_SYSCALL] = "syscall", [LAYER_VFS] = "vfs",     [LAYER_EXT4] = "ext4",
+	[LAYER_XFS] = "xfs",	     [LAYER_BTRFS] = "btrfs", [LAYER_BLK] = "blk",
 };
 
 static const char *const fs_op_names[NR_FS_OPS] = {
@@ -17,9 +16,8 @@ static const char *const fs_op_names[NR_FS_OPS] = {
 };
 
 static const char *const blk_op_names[NR_BLK_OPS] = {
-	[BLKOP_READ] = "read",       [BLKOP_WRITE] = "write",
-	[BLKOP_FLUSH] = "flush",     [BLKOP_DISCARD] = "discard",
-	[BLKOP_OTHER] = "other",
+	[BLKOP_READ] = "read",	     [BLKOP_WRITE] = "write", [BLKOP_FLUSH] = "flush",
+	[BLKOP_DISCARD] = "discard", [BLKOP_OTHER] = "other",
 };
 
 const char *layer_name(unsigned int layer)

@@ -176,13 +176,17 @@ static int open_cgroup(const char *path, char *err, size_t errsz)
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0) {
-		snprintf(err, errsz, "cannot open cgroup %s: %s; give a directory under "
-			 "/sys/fs/cgroup", path, strerror(errno));
+		snprintf(err, errsz,
+			 "cannot open cgroup %s: %s; give a directory under "
+			 "/sys/fs/cgroup",
+			 path, strerror(errno));
 		return -1;
 	}
 	if (fstatfs(fd, &sf) || sf.f_type != 0x63677270 /* CGROUP2_SUPER_MAGIC */) {
-		snprintf(err, errsz, "%s is not a cgroup v2 directory: --cgroup needs the "
-			 "unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup)", path);
+		snprintf(err, errsz,
+			 "%s is not a cgroup v2 directory: --cgroup needs the "
+			 "unified hierarchy (mount -t cgroup2 none /sys/fs/cgroup)",
+			 path);
 		close(fd);
 		return -1;
 	}

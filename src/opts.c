@@ -24,49 +24,52 @@ enum long_only_keys {
 };
 
 static const char doc[] =
-	"Break the latency of I/O down by layer of the storage stack: system call,\n"
-	"VFS, file system (ext4, xfs, btrfs) and block layer.\n"
-	"\n"
-	"EXAMPLES:\n"
-	"  iostackbreak                      # all layers, one report at Ctrl-C\n"
-	"  iostackbreak 1 10                 # all layers, ten 1-second reports\n"
-	"  iostackbreak -T vfs -p 4242       # VFS latency of process 4242\n"
-	"  iostackbreak -T blk -d nvme0n1 -Q # one disk, including OS queue time\n"
-	"  iostackbreak -T syscall,blk -u    # two layers, in microseconds\n"
-	"  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
-	"  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
-	"  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
-	"  iostackbreak --cgroup /sys/fs/cgroup/db.slice 10  # one container\n"
-	"  iostackbreak --plan               # what would be attached, and why\n"
-	"  iostackbreak -- dd if=f of=/dev/null  # trace one command until it exits\n"
-	"\n"
-	"Layers: syscall, vfs, ext4, xfs, btrfs, blk (also \"all\"). Note: unlike\n"
-	"bcc tools, -T selects layers here; it does not print timestamps.\n"
-	"\n"
-	"OPTIONS:";
+    "Break the latency of I/O down by layer of the storage stack: system call,\n"
+    "VFS, file system (ext4, xfs, btrfs) and block layer.\n"
+    "\n"
+    "EXAMPLES:\n"
+    "  iostackbreak                      # all layers, one report at Ctrl-C\n"
+    "  iostackbreak 1 10                 # all layers, ten 1-second reports\n"
+    "  iostackbreak -T vfs -p 4242       # VFS latency of process 4242\n"
+    "  iostackbreak -T blk -d nvme0n1 -Q # one disk, including OS queue time\n"
+    "  iostackbreak -T syscall,blk -u    # two layers, in microseconds\n"
+    "  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
+    "  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
+    "  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
+    "  iostackbreak --cgroup /sys/fs/cgroup/db.slice 10  # one container\n"
+    "  iostackbreak --plan               # what would be attached, and why\n"
+    "  iostackbreak -- dd if=f of=/dev/null  # trace one command until it exits\n"
+    "\n"
+    "Layers: syscall, vfs, ext4, xfs, btrfs, blk (also \"all\"). Note: unlike\n"
+    "bcc tools, -T selects layers here; it does not print timestamps.\n"
+    "\n"
+    "OPTIONS:";
 
 static const struct argp_option options[] = {
 	{ "type", 'T', "LAYERS", 0,
 	  "Layers to trace, a comma list of syscall, vfs, ext4, xfs, btrfs, blk "
-	  "(default: all)", 0 },
-	{ "pid", 'p', "PID[,PID...]", 0,
-	  "Trace only these processes (thread group ids, up to 16)", 0 },
+	  "(default: all)",
+	  0 },
+	{ "pid", 'p', "PID[,PID...]", 0, "Trace only these processes (thread group ids, up to 16)",
+	  0 },
 	{ "tid", 't', "TID", 0, "Trace only this thread", 0 },
 	{ "comm", 'c', "NAME", 0, "Trace only processes with this name (as in /proc/PID/comm)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
 	  "Trace only tasks in this cgroup v2 directory and its descendants", 0 },
 	{ "per-disk", 'D', NULL, 0, "Block layer: one cell per disk", 0 },
-	{ "per-process", 'P', NULL, 0,
-	  "One cell per process (block layer: the submitting process)", 0 },
+	{ "per-process", 'P', NULL, 0, "One cell per process (block layer: the submitting process)",
+	  0 },
 	{ "flags", 'F', NULL, 0,
 	  "Block layer: one cell per set of request flags (sync, meta, fua, preflush)", 0 },
 	{ "top", OPT_TOP, "N", 0, "With -D, -P or -F: show the N busiest keys per cell", 0 },
 	{ "max-keys", OPT_MAX_KEYS, "N", 0,
 	  "With -D, -P or -F: room for N keys in the kernel (default 2048); events of "
-	  "keys beyond it are counted as dropped", 0 },
+	  "keys beyond it are counted as dropped",
+	  0 },
 	{ "stats", OPT_STATS, NULL, 0,
 	  "Report the tracer's own cost: BPF run time per layer as the kernel "
-	  "measures it, map memory, dropped events", 0 },
+	  "measures it, map memory, dropped events",
+	  0 },
 	{ "timestamp", OPT_TIMESTAMP, NULL, 0, "Print the time before each report", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS and print the report", 0 },
 	{ "disk", 'd', "DISK", 0,
@@ -79,12 +82,13 @@ static const struct argp_option options[] = {
 	  "One JSON object per report, one per line (times in nanoseconds)", 0 },
 	{ "attach", OPT_ATTACH, "METHOD", 0,
 	  "auto (default), fentry, kprobe or tracepoint: force an attach method "
-	  "for the cells that offer it", 0 },
+	  "for the cells that offer it",
+	  0 },
 	{ "plan", OPT_PLAN, NULL, 0,
 	  "Attach, print for every layer and operation the source used and why "
-	  "others were rejected, then exit", 0 },
-	{ "verbose", 'v', NULL, 0,
-	  "Print the plan on stderr and libbpf's own messages", 0 },
+	  "others were rejected, then exit",
+	  0 },
+	{ "verbose", 'v', NULL, 0, "Print the plan on stderr and libbpf's own messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help and exit", -1 },
 	{ "version", 'V', NULL, 0, "Show the version and exit", -1 },
 	{},
@@ -132,8 +136,10 @@ static int parse_pid_list(struct config *cfg, const char *arg)
 			v = parse_positive(word);
 		}
 		if (v < 0)
-			return fail(cfg, "invalid PID '%.*s' in -p %s: give positive process "
-				    "ids, separated by commas", (int)len, p, arg);
+			return fail(cfg,
+				    "invalid PID '%.*s' in -p %s: give positive process "
+				    "ids, separated by commas",
+				    (int)len, p, arg);
 		if (cfg->nr_pids == sizeof(cfg->pids) / sizeof(cfg->pids[0]))
 			return fail(cfg, "too many PIDs in -p %s: at most 16", arg);
 		cfg->pids[cfg->nr_pids++] = (int)v;
@@ -144,7 +150,8 @@ static int parse_pid_list(struct config *cfg, const char *arg)
 }
 
 static const struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
-				  doc, NULL, NULL, NULL };
+				  doc,	   NULL,      NULL,
+				  NULL };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -161,8 +168,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'T':
 		if (parse_layer_list(arg, &cfg->layers, bad, sizeof(bad)))
-			return fail(cfg, "unknown layer '%s' in -T %s; known layers: "
-				    "syscall, vfs, ext4, xfs, btrfs, blk", bad, arg);
+			return fail(cfg,
+				    "unknown layer '%s' in -T %s; known layers: "
+				    "syscall, vfs, ext4, xfs, btrfs, blk",
+				    bad, arg);
 		cfg->layers_given = true;
 		break;
 	case 'p':
@@ -175,14 +184,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'c':
 		if (!*arg || strlen(arg) >= 16)
-			return fail(cfg, "invalid name '%s' for -c: give a process name of 1 "
-				    "to 15 characters, as in /proc/PID/comm", arg);
+			return fail(cfg,
+				    "invalid name '%s' for -c: give a process name of 1 "
+				    "to 15 characters, as in /proc/PID/comm",
+				    arg);
 		cfg->comm = arg;
 		break;
 	case OPT_CGROUP:
 		if (!*arg)
 			return fail(cfg, "empty --cgroup: give a cgroup v2 directory, e.g. "
-				    "/sys/fs/cgroup/system.slice");
+					 "/sys/fs/cgroup/system.slice");
 		cfg->cgroup = arg;
 		break;
 	case 'D':
@@ -203,8 +214,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_MAX_KEYS:
 		v = parse_positive(arg);
 		if (v < 0 || v > 1 << 20)
-			return fail(cfg, "invalid --max-keys '%s': give a whole number from 1 "
-				    "to 1048576", arg);
+			return fail(cfg,
+				    "invalid --max-keys '%s': give a whole number from 1 "
+				    "to 1048576",
+				    arg);
 		cfg->max_keys = (unsigned int)v;
 		break;
 	case OPT_STATS:
@@ -216,14 +229,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_DURATION:
 		v = parse_positive(arg);
 		if (v < 0)
-			return fail(cfg, "invalid --duration '%s': give a whole number of "
-				    "seconds, 1 or more", arg);
+			return fail(cfg,
+				    "invalid --duration '%s': give a whole number of "
+				    "seconds, 1 or more",
+				    arg);
 		cfg->duration = (unsigned int)v;
 		break;
 	case 'd':
 		if (!*arg || strchr(arg, '/'))
-			return fail(cfg, "invalid disk '%s': give a name from /sys/block, "
-				    "e.g. nvme0n1 or sda", arg);
+			return fail(cfg,
+				    "invalid disk '%s': give a name from /sys/block, "
+				    "e.g. nvme0n1 or sda",
+				    arg);
 		cfg->disk = arg;
 		break;
 	case 'V':
@@ -252,8 +269,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "tracepoint"))
 			cfg->attach = ATTACH_TRACEPOINT;
 		else
-			return fail(cfg, "unknown attach method '%s': use auto, fentry, "
-				    "kprobe or tracepoint", arg);
+			return fail(cfg,
+				    "unknown attach method '%s': use auto, fentry, "
+				    "kprobe or tracepoint",
+				    arg);
 		break;
 	case OPT_PLAN:
 		cfg->plan_only = true;
@@ -265,24 +284,32 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		v = parse_positive(arg);
 		if (state->arg_num == 0) {
 			if (v < 0)
-				return fail(cfg, "invalid interval '%s': give a whole number "
-					    "of seconds, 1 or more", arg);
+				return fail(cfg,
+					    "invalid interval '%s': give a whole number "
+					    "of seconds, 1 or more",
+					    arg);
 			cfg->interval = (unsigned int)v;
 		} else if (state->arg_num == 1) {
 			if (v < 0)
-				return fail(cfg, "invalid count '%s': give a whole number of "
-					    "reports, 1 or more", arg);
+				return fail(cfg,
+					    "invalid count '%s': give a whole number of "
+					    "reports, 1 or more",
+					    arg);
 			cfg->count = (unsigned int)v;
 		} else {
-			return fail(cfg, "unexpected argument '%s': only interval and "
-				    "count are positional (put a command after --)", arg);
+			return fail(cfg,
+				    "unexpected argument '%s': only interval and "
+				    "count are positional (put a command after --)",
+				    arg);
 		}
 		break;
 	case ARGP_KEY_ERROR:
 		/* getopt was told to be quiet: name the word it choked on. */
 		if (!cfg->errmsg[0] && state->next > 0 && state->next <= state->argc)
-			fail(cfg, "unknown option or missing value: '%s'; see "
-			     "iostackbreak --help", state->argv[state->next - 1]);
+			fail(cfg,
+			     "unknown option or missing value: '%s'; see "
+			     "iostackbreak --help",
+			     state->argv[state->next - 1]);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -319,7 +346,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return 0;
 	if (cfg->command && cfg->nr_pids)
 		return fail(cfg, "-p and a command exclude each other: the command's "
-			    "process is the one traced"), 2;
+				 "process is the one traced"),
+		       2;
 	if (cfg->per_disk && !(cfg->layers & (1U << LAYER_BLK)))
 		return fail(cfg, "-D applies to the blk layer only: add blk to -T"), 2;
 	if (cfg->per_flags && !(cfg->layers & (1U << LAYER_BLK)))
@@ -336,7 +364,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return fail(cfg, "-Q applies to the blk layer only: add blk to -T"), 2;
 	if (cfg->plan_only && (cfg->interval || cfg->command))
 		return fail(cfg, "--plan attaches and exits: it takes no interval or "
-			    "command"), 2;
+				 "command"),
+		       2;
 	return 0;
 }
 

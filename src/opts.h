@@ -19,33 +19,33 @@ enum attach_mode {
 };
 
 struct config {
-	unsigned int layers;      /* bit mask of enum layer */
-	bool layers_given;        /* -T was given: untraceable layers are errors */
-	int pids[16];             /* -p: the processes traced (none: all) */
+	unsigned int layers; /* bit mask of enum layer */
+	bool layers_given;   /* -T was given: untraceable layers are errors */
+	int pids[16];	     /* -p: the processes traced (none: all) */
 	unsigned int nr_pids;
-	int tid;                  /* -t: one thread; 0: all */
-	const char *comm;         /* -c: processes of this name */
-	const char *cgroup;       /* --cgroup: a cgroup v2 directory */
-	bool per_disk;            /* -D: blk cells by disk */
-	bool per_process;         /* -P: cells by process */
-	bool per_flags;           /* -F: blk cells by request flags */
-	unsigned int top;         /* --top: keys shown per cell in text; 0: all */
-	unsigned int max_keys;    /* --max-keys: room of the breakdown map; 0: default */
-	bool timestamp;           /* --timestamp on each report */
-	bool stats;               /* --stats: the tracer's own cost in each report */
-	unsigned int duration;    /* --duration: stop after this many seconds */
-	const char *disk;         /* -d name, resolved later against sysfs */
-	bool queued;              /* -Q */
+	int tid;	       /* -t: one thread; 0: all */
+	const char *comm;      /* -c: processes of this name */
+	const char *cgroup;    /* --cgroup: a cgroup v2 directory */
+	bool per_disk;	       /* -D: blk cells by disk */
+	bool per_process;      /* -P: cells by process */
+	bool per_flags;	       /* -F: blk cells by request flags */
+	unsigned int top;      /* --top: keys shown per cell in text; 0: all */
+	unsigned int max_keys; /* --max-keys: room of the breakdown map; 0: default */
+	bool timestamp;	       /* --timestamp on each report */
+	bool stats;	       /* --stats: the tracer's own cost in each report */
+	unsigned int duration; /* --duration: stop after this many seconds */
+	const char *disk;      /* -d name, resolved later against sysfs */
+	bool queued;	       /* -Q */
 	enum unit unit;
 	bool json;
-	bool plan_only;           /* --plan: print the plan as attached, exit */
-	bool verbose;             /* -v: plan on stderr and libbpf's messages */
+	bool plan_only; /* --plan: print the plan as attached, exit */
+	bool verbose;	/* -v: plan on stderr and libbpf's messages */
 	enum attach_mode attach;
-	unsigned int interval;    /* seconds between reports; 0: one at the end */
-	unsigned int count;       /* number of interval reports; 0: until stopped */
-	char **command;           /* -- COMMAND ARGS...: NULL-terminated */
-	bool help_shown;          /* --help/--usage/--version printed; exit 0 */
-	char errmsg[256];         /* why parsing failed */
+	unsigned int interval; /* seconds between reports; 0: one at the end */
+	unsigned int count;    /* number of interval reports; 0: until stopped */
+	char **command;	       /* -- COMMAND ARGS...: NULL-terminated */
+	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
+	char errmsg[256];      /* why parsing failed */
 };
 
 /*

@@ -6,7 +6,8 @@
 
 /* Candidates per cell, best first. Syscall cells name syscalls. */
 static const char *const syscall_read[] = { "read", "pread64", "readv", "preadv", "preadv2", NULL };
-static const char *const syscall_write[] = { "write", "pwrite64", "writev", "pwritev", "pwritev2", NULL };
+static const char *const syscall_write[] = { "write",	"pwrite64", "writev",
+					     "pwritev", "pwritev2", NULL };
 static const char *const syscall_open[] = { "open", "openat", "openat2", "creat", NULL };
 static const char *const syscall_fsync[] = { "fsync", "fdatasync", NULL };
 static const char *const vfs_read[] = { "vfs_read", "vfs_readv", "vfs_iter_read", NULL };
@@ -14,25 +15,31 @@ static const char *const vfs_write[] = { "vfs_write", "vfs_writev", "vfs_iter_wr
 static const char *const vfs_open[] = { "vfs_open", NULL };
 static const char *const vfs_fsync[] = { "vfs_fsync_range", NULL };
 static const char *const ext4_fns[NR_FS_OPS][2] = {
-	{ "ext4_file_read_iter", NULL }, { "ext4_file_write_iter", NULL },
-	{ "ext4_file_open", NULL },      { "ext4_sync_file", NULL },
+	{ "ext4_file_read_iter", NULL },
+	{ "ext4_file_write_iter", NULL },
+	{ "ext4_file_open", NULL },
+	{ "ext4_sync_file", NULL },
 };
 static const char *const xfs_fns[NR_FS_OPS][2] = {
-	{ "xfs_file_read_iter", NULL }, { "xfs_file_write_iter", NULL },
-	{ "xfs_file_open", NULL },      { "xfs_file_fsync", NULL },
+	{ "xfs_file_read_iter", NULL },
+	{ "xfs_file_write_iter", NULL },
+	{ "xfs_file_open", NULL },
+	{ "xfs_file_fsync", NULL },
 };
 static const char *const btrfs_fns[NR_FS_OPS][2] = {
-	{ "btrfs_file_read_iter", NULL }, { "btrfs_file_write_iter", NULL },
-	{ "btrfs_file_open", NULL },      { "btrfs_sync_file", NULL },
+	{ "btrfs_file_read_iter", NULL },
+	{ "btrfs_file_write_iter", NULL },
+	{ "btrfs_file_open", NULL },
+	{ "btrfs_sync_file", NULL },
 };
 static const char *const none[] = { NULL };
 
 const char *const *cell_candidates(unsigned int layer, unsigned int op)
 {
 	static const char *const *const sys[NR_FS_OPS] = { syscall_read, syscall_write,
-							     syscall_open, syscall_fsync };
+							   syscall_open, syscall_fsync };
 	static const char *const *const vfs[NR_FS_OPS] = { vfs_read, vfs_write, vfs_open,
-							     vfs_fsync };
+							   vfs_fsync };
 
 	if (op >= NR_FS_OPS)
 		return none;
@@ -94,16 +101,16 @@ static void why_add(struct cell_plan *cp, const char *fmt, ...)
 	va_end(ap);
 }
 
-static bool tp_pair_exists(const struct kcaps *caps, const char *category,
-			   const char *enter, const char *exit_)
+static bool tp_pair_exists(const struct kcaps *caps, const char *category, const char *enter,
+			   const char *exit_)
 {
 	return caps->tracepoint_exists(caps->ctx, category, enter) &&
 	       caps->tracepoint_exists(caps->ctx, category, exit_);
 }
 
 /* Fills targets with the candidates the kernel has for a source. */
-static unsigned int find_targets(const struct kcaps *caps, unsigned int layer,
-				 unsigned int op, enum source src, struct cell_plan *cp)
+static unsigned int find_targets(const struct kcaps *caps, unsigned int layer, unsigned int op,
+				 enum source src, struct cell_plan *cp)
 {
 	const char *const *cand = cell_candidates(layer, op);
 	char name[128];
@@ -119,20 +126,19 @@ static unsigned int find_targets(const struct kcaps *caps, unsigned int layer,
 			snprintf(exit_, sizeof(exit_), "sys_exit_%s", cand[i]);
 			ok = tp_pair_exists(caps, "syscalls", enter, exit_);
 		} else if (layer == LAYER_EXT4 && src == SRC_TRACEPOINT) {
-			ok = op == FSOP_FSYNC &&
-			     tp_pair_exists(caps, "ext4", "ext4_sync_file_enter",
-					    "ext4_sync_file_exit");
+			ok =
+			    op == FSOP_FSYNC && tp_pair_exists(caps, "ext4", "ext4_sync_file_enter",
+							       "ext4_sync_file_exit");
 		} else if (src == SRC_FENTRY || src == SRC_KPROBE) {
 			if (layer == LAYER_SYSCALL) {
 				if (!caps->syscall_prefix)
 					break;
-				snprintf(name, sizeof(name), "%s%s", caps->syscall_prefix,
-					 cand[i]);
+				snprintf(name, sizeof(name), "%s%s", caps->syscall_prefix, cand[i]);
 			} else {
 				snprintf(name, sizeof(name), "%s", cand[i]);
 			}
-			ok = src == SRC_FENTRY ? caps->func_in_btf(caps->ctx, name) :
-						 caps->func_in_kallsyms(caps->ctx, name);
+			ok = src == SRC_FENTRY ? caps->func_in_btf(caps->ctx, name)
+					       : caps->func_in_kallsyms(caps->ctx, name);
 		}
 		if (ok) {
 			cp->tgt_src[cp->nr_targets] = src;
@@ -185,16 +191,18 @@ static const char *source_unavailable(const struct kcaps *caps, enum source src)
 	}
 }
 
-static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg,
-			 unsigned int layer, unsigned int op, struct cell_plan *cp)
+static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, unsigned int layer,
+			 unsigned int op, struct cell_plan *cp)
 {
 	enum source srcs[4];
 	unsigned int n = cell_sources(layer, op, srcs);
 	bool offered = false;
 
 	if (layer_is_fs(layer) && !caps->fs_registered(caps->ctx, layer_name(layer))) {
-		why_add(cp, "%s is not registered in this kernel (module not loaded? "
-			    "modprobe %s or mount one)", layer_name(layer), layer_name(layer));
+		why_add(cp,
+			"%s is not registered in this kernel (module not loaded? "
+			"modprobe %s or mount one)",
+			layer_name(layer), layer_name(layer));
 		return;
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -229,8 +237,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	enum source src;
 	char why[200] = "";
 	/* Who submitted a request is known where it starts, not at issue. */
-	bool need_origin = cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
-			   cfg->comm || cfg->cgroup || cfg->per_process;
+	bool need_origin = cfg->queued || cfg->nr_pids || cfg->command || cfg->tid || cfg->comm ||
+			   cfg->cgroup || cfg->per_process;
 
 	if (!caps->tracepoint_exists(caps->ctx, "block", "block_rq_issue") ||
 	    !caps->tracepoint_exists(caps->ctx, "block", "block_rq_complete")) {
@@ -240,14 +248,16 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		return;
 	}
 	if (cfg->attach == ATTACH_FENTRY || cfg->attach == ATTACH_KPROBE)
-		snprintf(why, sizeof(why), "%s: the block layer is traced by its "
-			 "tracepoints only", attach_mode_name(cfg->attach));
+		snprintf(why, sizeof(why),
+			 "%s: the block layer is traced by its "
+			 "tracepoints only",
+			 attach_mode_name(cfg->attach));
 	if (caps->btf) {
 		src = SRC_TP_BTF;
 	} else {
 		src = SRC_RAW_TP;
-		snprintf(why + strlen(why), sizeof(why) - strlen(why),
-			 "%stp_btf: no kernel BTF", why[0] ? "; " : "");
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%stp_btf: no kernel BTF",
+			 why[0] ? "; " : "");
 	}
 	plan->blk_rq_q_arg = caps->blk_rq_q_arg;
 	if (need_origin) {
@@ -319,10 +329,10 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 	const char *remedy;
 
 	if (layer_is_fs(layer) || layer == LAYER_VFS)
-		remedy = plan->mode == ATTACH_AUTO ?
-				 "it needs a kernel with BPF trampolines (fentry) or "
-				 "CONFIG_KPROBES=y; syscall and blk work without them" :
-				 "try --attach=auto";
+		remedy = plan->mode == ATTACH_AUTO
+			     ? "it needs a kernel with BPF trampolines (fentry) or "
+			       "CONFIG_KPROBES=y; syscall and blk work without them"
+			     : "try --attach=auto";
 	else
 		remedy = "see iostackbreak --plan";
 	snprintf(buf, sz, "cannot trace %s on this kernel: %s; %s", layer_name(layer),

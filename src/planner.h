@@ -16,20 +16,20 @@
 enum source {
 	SRC_NONE,
 	SRC_TRACEPOINT, /* classic tracepoint: syscalls:*, ext4:* */
-	SRC_TP_BTF,     /* BTF-typed raw tracepoint (block layer) */
-	SRC_RAW_TP,     /* raw tracepoint (block layer) */
-	SRC_FENTRY,     /* fentry/fexit */
-	SRC_KPROBE,     /* kprobe/kretprobe */
+	SRC_TP_BTF,	/* BTF-typed raw tracepoint (block layer) */
+	SRC_RAW_TP,	/* raw tracepoint (block layer) */
+	SRC_FENTRY,	/* fentry/fexit */
+	SRC_KPROBE,	/* kprobe/kretprobe */
 };
 
 struct kcaps {
-	bool btf;                   /* /sys/kernel/btf/vmlinux loads */
-	bool fentry;                /* a trial fentry/fexit loaded and attached */
-	const char *fentry_why;     /* if not, why (one phrase) */
-	bool kprobes;               /* the kernel can create kprobes */
+	bool btf;		/* /sys/kernel/btf/vmlinux loads */
+	bool fentry;		/* a trial fentry/fexit loaded and attached */
+	const char *fentry_why; /* if not, why (one phrase) */
+	bool kprobes;		/* the kernel can create kprobes */
 	const char *kprobe_why;
 	const char *syscall_prefix; /* "__x64_sys_", "__arm64_sys_", ... or NULL */
-	bool blk_rq_q_arg;          /* insert/issue take (q, rq): before 5.11 */
+	bool blk_rq_q_arg;	    /* insert/issue take (q, rq): before 5.11 */
 	void *ctx;
 	/* category/event, e.g. ("syscalls", "sys_enter_read") */
 	bool (*tracepoint_exists)(void *ctx, const char *category, const char *event);
@@ -44,22 +44,22 @@ struct kcaps {
 #define MAX_TARGETS 5 /* the most fentry slots of any cell (bpf/iostackbreak.bpf.c) */
 
 struct cell_plan {
-	bool wanted;               /* its layer was asked for */
-	enum source src;           /* SRC_NONE: not traced */
+	bool wanted;	 /* its layer was asked for */
+	enum source src; /* SRC_NONE: not traced */
 	unsigned int nr_targets;
 	const char *targets[MAX_TARGETS]; /* syscall, function or tracepoint names */
 	enum source tgt_src[MAX_TARGETS]; /* per target: may fall back at attach */
-	char why[400];             /* sources passed over, and why */
+	char why[400];			  /* sources passed over, and why */
 };
 
 struct plan {
 	struct cell_plan cells[NR_LAYERS][NR_OPS];
 	/* Block layer programs, shared by all its ops. */
-	const char *blk_origin;    /* "block_io_start", "block_rq_insert" or NULL */
+	const char *blk_origin; /* "block_io_start", "block_rq_insert" or NULL */
 	bool blk_rq_q_arg;
 	enum attach_mode mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
-	bool kprobe_fallback;       /* a fentry target may fall back to kprobe */
+	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */

@@ -18,7 +18,7 @@
 struct probe_ctx {
 	struct btf *vmlinux;
 	struct btf *modules[NR_LAYERS]; /* split BTF of fs modules, by layer */
-	const char *names[MAX_NAMES];   /* functions we may attach to */
+	const char *names[MAX_NAMES];	/* functions we may attach to */
 	bool in_kallsyms[MAX_NAMES];
 	unsigned int nr_names;
 	char fentry_why[160];
@@ -135,8 +135,8 @@ static void collect_names(struct probe_ctx *p)
 /* One pass over /proc/kallsyms for the names we care about. */
 static void scan_kallsyms(struct probe_ctx *p)
 {
-	static const char *const prefixes[] = { "__x64_sys_", "__arm64_sys_", "__s390x_sys_",
-						"__riscv_sys_", "__ia32_sys_", "sys_" };
+	static const char *const prefixes[] = { "__x64_sys_",	"__arm64_sys_", "__s390x_sys_",
+						"__riscv_sys_", "__ia32_sys_",	"sys_" };
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512];
 
@@ -179,13 +179,17 @@ static void describe_errno(char *buf, size_t sz, const char *what, int err)
 	switch (err) {
 	case EPERM:
 	case EACCES:
-		snprintf(buf, sz, "%srefused by this kernel (%s: lockdown or a BPF LSM "
-			 "policy)", what, err == EPERM ? "EPERM" : "EACCES");
+		snprintf(buf, sz,
+			 "%srefused by this kernel (%s: lockdown or a BPF LSM "
+			 "policy)",
+			 what, err == EPERM ? "EPERM" : "EACCES");
 		break;
 	case EOPNOTSUPP:
 	case 524: /* ENOTSUPP, the kernel-internal errno */
-		snprintf(buf, sz, "%snot supported by this kernel build (no BPF "
-			 "trampoline)", what);
+		snprintf(buf, sz,
+			 "%snot supported by this kernel build (no BPF "
+			 "trampoline)",
+			 what);
 		break;
 	default:
 		snprintf(buf, sz, "%sfailed on this kernel (%s)", what, strerror(err));
@@ -201,7 +205,7 @@ static void probe_fentry(struct probe_ctx *p, struct kcaps *caps)
 	static const char *const targets[] = { "vfs_read", "ksys_read", "do_sys_openat2" };
 	struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
-		{ .code = 0x95 },                          /* exit */
+		{ .code = 0x95 },			  /* exit */
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
 	int id = -1, fd, link;
@@ -259,11 +263,11 @@ static bool probe_blk_q_arg(const struct btf *btf)
 
 	if (id < 0)
 		return false;
-	t = btf__type_by_id(btf, (__u32)id);        /* typedef */
-	t = btf__type_by_id(btf, t->type);           /* pointer */
+	t = btf__type_by_id(btf, (__u32)id); /* typedef */
+	t = btf__type_by_id(btf, t->type);   /* pointer */
 	if (!t || !btf_is_ptr(t))
 		return false;
-	t = btf__type_by_id(btf, t->type);           /* func proto */
+	t = btf__type_by_id(btf, t->type);		      /* func proto */
 	return t && btf_is_func_proto(t) && btf_vlen(t) == 3; /* (void *, q, rq) */
 }
 
@@ -284,7 +288,8 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	caps->fs_registered = fs_registered;
 	p->vmlinux = btf__load_vmlinux_btf();
 	if (!p->vmlinux) {
-		snprintf(err, errsz, "this kernel has no BTF (/sys/kernel/btf/vmlinux missing: "
+		snprintf(err, errsz,
+			 "this kernel has no BTF (/sys/kernel/btf/vmlinux missing: "
 			 "CONFIG_DEBUG_INFO_BTF is off); iostackbreak needs a kernel with BTF");
 		return -1;
 	}

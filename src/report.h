@@ -17,17 +17,17 @@
 typedef void (*disk_namer)(uint32_t dev, char *buf, size_t sz);
 
 struct report {
-	struct timespec wall;   /* when it was taken (CLOCK_REALTIME) */
-	double interval_s;      /* the time it covers */
+	struct timespec wall; /* when it was taken (CLOCK_REALTIME) */
+	double interval_s;    /* the time it covers */
 	cell_stats cells[NR_LAYERS][NR_OPS];
-	uint64_t dropped;       /* events that could not be recorded */
+	uint64_t dropped;		 /* events that could not be recorded */
 	uint64_t drops[NR_DROP_REASONS]; /* the same, by reason */
 	const struct plan *plan;
-	bool timestamp;         /* text: print the time first */
+	bool timestamp; /* text: print the time first */
 	/* Breakdowns (-P, -D, -F): entries in report order, or none. */
 	bool split_pid, split_disk, split_flags;
 	const struct split_set *splits;
-	unsigned int top;       /* text: keys shown per cell; 0: all */
+	unsigned int top; /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
 };

@@ -27,9 +27,9 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const cell_st
 		json_object_object_add(b, "lo_ns", json_object_new_uint64(hist_bucket_lo(i)));
 		/* hi_ns is exclusive; the last bucket has no upper bound. */
 		json_object_object_add(b, "hi_ns",
-				       hist_bucket_hi(i) == UINT64_MAX ?
-					       NULL :
-					       json_object_new_uint64(hist_bucket_hi(i)));
+				       hist_bucket_hi(i) == UINT64_MAX
+					   ? NULL
+					   : json_object_new_uint64(hist_bucket_hi(i)));
 		json_object_object_add(b, "count", json_object_new_uint64(c->buckets[i]));
 		json_object_array_add(buckets, b);
 	}
@@ -89,22 +89,23 @@ int report_json(FILE *out, const struct report *r)
 				continue;
 			if (cp->src != SRC_NONE) {
 				if (totals)
-					json_object_array_add(totals,
-							      cell_json(layer, op, &r->cells[layer][op]));
+					json_object_array_add(
+					    totals, cell_json(layer, op, &r->cells[layer][op]));
 				if (!report_layer_split(r, layer)) {
-					json_object_array_add(cells,
-							      cell_json(layer, op, &r->cells[layer][op]));
+					json_object_array_add(
+					    cells, cell_json(layer, op, &r->cells[layer][op]));
 					continue;
 				}
 				for (size_t i = 0; i < r->splits->n; i++)
 					if (r->splits->v[i].key.cell == CELL_INDEX(layer, op))
-						json_object_array_add(cells,
-								      split_json(r, &r->splits->v[i]));
+						json_object_array_add(
+						    cells, split_json(r, &r->splits->v[i]));
 				continue;
 			}
 			json_object *s = json_object_new_object();
 
-			json_object_object_add(s, "layer", json_object_new_string(layer_name(layer)));
+			json_object_object_add(s, "layer",
+					       json_object_new_string(layer_name(layer)));
 			json_object_object_add(s, "op", json_object_new_string(op_name(layer, op)));
 			json_object_object_add(s, "reason", json_object_new_string(cp->why));
 			json_object_array_add(skipped, s);
@@ -117,7 +118,8 @@ int report_json(FILE *out, const struct report *r)
 	json_object_object_add(root, "dropped", json_object_new_uint64(r->dropped));
 	drops = json_object_new_object();
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
-		json_object_object_add(drops, drop_reason_name(i), json_object_new_uint64(r->drops[i]));
+		json_object_object_add(drops, drop_reason_name(i),
+				       json_object_new_uint64(r->drops[i]));
 	json_object_object_add(root, "dropped_by_reason", drops);
 	if (r->stats) {
 		json_object *st = json_object_new_object(), *layers = json_object_new_array();
@@ -132,17 +134,20 @@ int report_json(FILE *out, const struct report *r)
 			json_object_object_add(o, "layer", json_object_new_string(layer_name(l)));
 			json_object_object_add(o, "programs", json_object_new_int(c->programs));
 			json_object_object_add(o, "runs", json_object_new_uint64(c->runs));
-			json_object_object_add(o, "run_time_ns", json_object_new_uint64(c->run_time_ns));
+			json_object_object_add(o, "run_time_ns",
+					       json_object_new_uint64(c->run_time_ns));
 			json_object_object_add(o, "events",
 					       json_object_new_uint64(report_layer_events(r, l)));
 			json_object_array_add(layers, o);
 		}
 		json_object_object_add(st, "layers", layers);
-		json_object_object_add(st, "map_bytes", json_object_new_uint64(r->stats->map_bytes));
+		json_object_object_add(st, "map_bytes",
+				       json_object_new_uint64(r->stats->map_bytes));
 		json_object_object_add(root, "stats", st);
 	}
-	ret = fprintf(out, "%s\n",
-		      json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN)) < 0 ? -1 : 0;
+	ret = fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN)) < 0
+		  ? -1
+		  : 0;
 	fflush(out);
 	json_object_put(root);
 	return ret;

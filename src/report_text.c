@@ -125,11 +125,13 @@ static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
 		if (r->split_flags) {
 			char flags[64];
 
-			rq_flags_string(layer == LAYER_BLK ? e->key.flags : 0, flags, sizeof(flags));
+			rq_flags_string(layer == LAYER_BLK ? e->key.flags : 0, flags,
+					sizeof(flags));
 			fprintf(out, " %-20s", flags);
 		}
 		fprintf(out, " %10llu %12s %12s %12s %12s %12s %14s\n",
-			(unsigned long long)e->cell.count, st[0], st[1], st[2], st[3], st[4], st[5]);
+			(unsigned long long)e->cell.count, st[0], st[1], st[2], st[3], st[4],
+			st[5]);
 	}
 }
 
@@ -137,21 +139,25 @@ static void print_stats(FILE *out, const struct report *r)
 {
 	const struct self_stats *st = r->stats;
 
-	fprintf(out, "\n%-8s %6s %12s %14s %8s %12s %9s\n", "LAYER", "PROGS", "RUNS",
-		"RUN_TIME_NS", "NS/RUN", "EVENTS", "NS/EVENT");
+	fprintf(out, "\n%-8s %6s %12s %14s %8s %12s %9s\n", "LAYER", "PROGS", "RUNS", "RUN_TIME_NS",
+		"NS/RUN", "EVENTS", "NS/EVENT");
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		const struct layer_cost *c = &st->layers[l];
 		uint64_t events = report_layer_events(r, l);
 
 		if (!c->programs)
 			continue;
-		fprintf(out, "%-8s %6u %12" PRIu64 " %14" PRIu64 " %8" PRIu64 " %12" PRIu64
-			" %9" PRIu64 "\n", layer_name(l), c->programs, c->runs, c->run_time_ns,
+		fprintf(out,
+			"%-8s %6u %12" PRIu64 " %14" PRIu64 " %8" PRIu64 " %12" PRIu64 " %9" PRIu64
+			"\n",
+			layer_name(l), c->programs, c->runs, c->run_time_ns,
 			c->runs ? c->run_time_ns / c->runs : 0, events,
 			events ? c->run_time_ns / events : 0);
 	}
-	fprintf(out, "(tracer cost, measured by the kernel; maps: %" PRIu64 " bytes; "
-		"dropped: %" PRIu64 ")\n", st->map_bytes, r->dropped);
+	fprintf(out,
+		"(tracer cost, measured by the kernel; maps: %" PRIu64 " bytes; "
+		"dropped: %" PRIu64 ")\n",
+		st->map_bytes, r->dropped);
 }
 
 void report_text(FILE *out, const struct report *r, enum unit unit)
@@ -173,10 +179,10 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 
 			if (plan->cells[layer][op].src == SRC_NONE || !c->count)
 				continue;
-			fprintf(out, "\n%s %s: %llu %s, latency in %s\n",
-				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
-				layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests") :
-						     (c->count == 1 ? "call" : "calls"),
+			fprintf(out, "\n%s %s: %llu %s, latency in %s\n", layer_name(layer),
+				op_name(layer, op), (unsigned long long)c->count,
+				layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
+						   : (c->count == 1 ? "call" : "calls"),
 				unit_name(unit));
 			print_hist(out, c, unit);
 		}
@@ -203,8 +209,8 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 			fmt_value(max, sizeof(max), c->max_ns, unit);
 			fmt_value(total, sizeof(total), c->sum_ns, unit);
 			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s\n",
-				layer_name(layer), op_name(layer, op), (unsigned long long)c->count, avg, p50, p90,
-				p99, max, total);
+				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
+				avg, p50, p90, p99, max, total);
 		}
 	}
 	if (r->splits)

@@ -20,7 +20,8 @@ static int key_cmp(const struct split_key *a, const struct split_key *b)
 
 static int entry_key_cmp(const void *a, const void *b)
 {
-	return key_cmp(&((const struct split_entry *)a)->key, &((const struct split_entry *)b)->key);
+	return key_cmp(&((const struct split_entry *)a)->key,
+		       &((const struct split_entry *)b)->key);
 }
 
 static int entry_report_cmp(const void *pa, const void *pb)

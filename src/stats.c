@@ -13,8 +13,10 @@ int stats_enable(char *err, size_t errsz)
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	if (fd < 0)
-		snprintf(err, errsz, "cannot turn on BPF run-time statistics (%s): --stats "
-			 "needs Linux 5.8 or later", strerror(errno));
+		snprintf(err, errsz,
+			 "cannot turn on BPF run-time statistics (%s): --stats "
+			 "needs Linux 5.8 or later",
+			 strerror(errno));
 	return fd;
 }
 
@@ -41,7 +43,7 @@ int stats_read(struct tracer *t, struct self_stats *out)
 	struct bpf_map *map;
 
 	memset(out, 0, sizeof(*out));
-	bpf_object__for_each_program(prog, t->skel->obj) {
+	bpf_object__for_each_program (prog, t->skel->obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog), layer;
@@ -57,7 +59,7 @@ int stats_read(struct tracer *t, struct self_stats *out)
 		out->layers[layer].runs += info.run_cnt;
 		out->layers[layer].run_time_ns += info.run_time_ns;
 	}
-	bpf_object__for_each_map(map, t->skel->obj) {
+	bpf_object__for_each_map (map, t->skel->obj) {
 		int fd = bpf_map__fd(map);
 
 		if (fd >= 0)
@@ -66,8 +68,7 @@ int stats_read(struct tracer *t, struct self_stats *out)
 	return 0;
 }
 
-void stats_diff(struct self_stats *out, const struct self_stats *cur,
-		const struct self_stats *prev)
+void stats_diff(struct self_stats *out, const struct self_stats *cur, const struct self_stats *prev)
 {
 	*out = *cur;
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {

@@ -11,13 +11,13 @@
 
 struct layer_cost {
 	unsigned int programs; /* loaded programs serving the layer */
-	uint64_t runs;         /* times they ran (entries and exits) */
+	uint64_t runs;	       /* times they ran (entries and exits) */
 	uint64_t run_time_ns;  /* time they ran, as the kernel measured it */
 };
 
 struct self_stats {
 	struct layer_cost layers[NR_LAYERS];
-	uint64_t map_bytes;    /* memlock of every map, from /proc/self/fdinfo */
+	uint64_t map_bytes; /* memlock of every map, from /proc/self/fdinfo */
 };
 
 /* Turns on the kernel's run-time accounting for as long as we live; the

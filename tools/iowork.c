@@ -40,31 +40,31 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#define KIB			1024ULL
-#define MIB			(1024ULL * KIB)
-#define GIB			(1024ULL * MIB)
+#define KIB 1024ULL
+#define MIB (1024ULL * KIB)
+#define GIB (1024ULL * MIB)
 
-#define DEFAULT_SIZE		4096ULL
+#define DEFAULT_SIZE 4096ULL
 /* Positional ops cycle through at most this much of the file. */
-#define CYCLE_CAP		(64 * MIB)
+#define CYCLE_CAP (64 * MIB)
 /* Sequential read needs N*SIZE bytes of file; keep setup bounded. */
-#define READ_CAP		(1 * GIB)
-#define MAX_SIZE		(1 * GIB)
-#define MAX_THREADS		1024
+#define READ_CAP (1 * GIB)
+#define MAX_SIZE (1 * GIB)
+#define MAX_THREADS 1024
 /* Phases per run, and worker threads over all phases together. */
-#define MAX_PHASES		64
-#define MAX_TOTAL_THREADS	4096
-#define DIRECT_ALIGN		512ULL
-#define BUF_ALIGN		4096
-#define CHUNK			(1 * MIB)
+#define MAX_PHASES 64
+#define MAX_TOTAL_THREADS 4096
+#define DIRECT_ALIGN 512ULL
+#define BUF_ALIGN 4096
+#define CHUNK (1 * MIB)
 /* One result line: "iowork op=... pid=... ns=...\n" fits easily. */
-#define LINE_MAX_LEN		256
+#define LINE_MAX_LEN 256
 
 /* Pseudo errno used to remember "read hit EOF" in the per-thread state. */
-#define ERR_EOF			(-1)
+#define ERR_EOF (-1)
 
 /* OP/D: that phase uses O_DIRECT whatever -D says. */
-#define DIRECT_SUFFIX		"/D"
+#define DIRECT_SUFFIX "/D"
 
 enum op {
 	OP_PREAD,
@@ -79,15 +79,9 @@ enum op {
 };
 
 static const char *const op_names[] = {
-	[OP_PREAD]	= "pread",
-	[OP_READ]	= "read",
-	[OP_PREADV]	= "preadv",
-	[OP_PWRITE]	= "pwrite",
-	[OP_WRITE]	= "write",
-	[OP_PWRITEV]	= "pwritev",
-	[OP_OPEN]	= "open",
-	[OP_FSYNC]	= "fsync",
-	[OP_FDATASYNC]	= "fdatasync",
+	[OP_PREAD] = "pread",	[OP_READ] = "read",   [OP_PREADV] = "preadv",
+	[OP_PWRITE] = "pwrite", [OP_WRITE] = "write", [OP_PWRITEV] = "pwritev",
+	[OP_OPEN] = "open",	[OP_FSYNC] = "fsync", [OP_FDATASYNC] = "fdatasync",
 };
 
 struct worker;
@@ -97,17 +91,17 @@ struct phase {
 	enum op op;
 	unsigned long long n;
 	const char *path;
-	bool direct;		/* -D, or the OP/D suffix */
-	bool direct_suffix;	/* OP/D given: echoed in the result line */
+	bool direct;	    /* -D, or the OP/D suffix */
+	bool direct_suffix; /* OP/D given: echoed in the result line */
 
 	/* Derived during setup. */
 	bool is_bdev;
-	unsigned long long slots;	/* offsets cycled through: k % slots */
-	int hold_fd;		/* setup descriptor, held open until exit */
+	unsigned long long slots; /* offsets cycled through: k % slots */
+	int hold_fd;		  /* setup descriptor, held open until exit */
 	dev_t dev;
 	ino_t ino;
 
-	struct worker *workers;	/* cfg.threads of them */
+	struct worker *workers; /* cfg.threads of them */
 	pthread_barrier_t start_barrier;
 	pthread_barrier_t end_barrier;
 	unsigned long long t0, t1;
@@ -116,12 +110,12 @@ struct phase {
 struct config {
 	unsigned long long size;
 	unsigned int threads;
-	bool direct;		/* -D: the default of every phase */
+	bool direct; /* -D: the default of every phase */
 	bool wait_start;
-	bool hold_exit;		/* -x: after the result, wait for SIGUSR1 again */
+	bool hold_exit;		     /* -x: after the result, wait for SIGUSR1 again */
 	unsigned long long pause_us; /* -P: sleep between calls (not I/O) */
 	bool create;
-	bool write_first;	/* -W: pwrite before each fsync/fdatasync */
+	bool write_first; /* -W: pwrite before each fsync/fdatasync */
 	const char *out_path;
 
 	struct phase *phases;
@@ -133,17 +127,17 @@ struct worker {
 	struct phase *ph;
 	int fd;
 	char *buf;
-	unsigned long long first;	/* global index of the first op */
+	unsigned long long first; /* global index of the first op */
 	unsigned long long count;
 	unsigned long long done;
 	unsigned long long errors;
 	unsigned long long bytes;
-	int first_err;			/* first failure's errno, or ERR_EOF */
+	int first_err; /* first failure's errno, or ERR_EOF */
 };
 
 static struct config cfg = {
-	.size		= DEFAULT_SIZE,
-	.threads	= 1,
+	.size = DEFAULT_SIZE,
+	.threads = 1,
 };
 
 /* Every worker of every phase, and the main thread. */
@@ -154,66 +148,65 @@ static const char *prog = "iowork";
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: %s [options] OP N PATH [OP N PATH ...]\n"
-"\n"
-"Perform exactly N system calls of kind OP on PATH and report the result.\n"
-"Everything else (creating, sizing, filling, flushing and caching the file,\n"
-"opening descriptors, starting threads) happens in a setup phase before.\n"
-"\n"
-"OP (each one issues N calls of the named kind in the measured phase):\n"
-"  pread      N pread64 of SIZE bytes, offsets cycling through the file\n"
-"  read       N read of SIZE bytes, sequential (needs N*SIZE <= 1 GiB)\n"
-"  preadv     N preadv with 2 iovecs of SIZE/2, offsets cycling\n"
-"  pwrite     N pwrite64 of SIZE bytes, offsets cycling\n"
-"  pwritev    N pwritev with 2 iovecs of SIZE/2, offsets cycling\n"
-"  write      N write of SIZE bytes, sequential (regular file truncated)\n"
-"  open       N openat(O_RDONLY) of PATH, each followed by close\n"
-"  fsync      N fsync on PATH opened O_WRONLY\n"
-"  fdatasync  N fdatasync on PATH opened O_WRONLY\n"
-"  OP/D       (e.g. pread/D) this phase with O_DIRECT, as -D does for all\n"
-"\n"
-"Options (they apply to every phase):\n"
-"  -s SIZE    bytes per call (default 4096; suffixes k, m, g)\n"
-"  -D         use O_DIRECT (SIZE must be a multiple of 512, of 1024 for\n"
-"             preadv/pwritev); the file is not pre-read into the cache\n"
-"  -t THREADS split N over THREADS threads, each with its own fd (default 1)\n"
-"  -w         after setup print \"READY <pid>\" and wait for SIGUSR1\n"
-"  -x         with -w: after the result line, wait for SIGUSR1 again\n"
-"             before exiting, so /proc/PID/io can be read\n"
-"  -P USEC    sleep USEC microseconds between calls (nanosleep is not\n"
-"             I/O), to spread a workload over time\n"
-"  -c         create PATH if missing and grow it to the size needed\n"
-"             (write ops always create a missing regular file)\n"
-"  -W         fsync/fdatasync only: pwrite SIZE bytes before each sync\n"
-"  -o FILE    write the result line(s) to FILE instead of stdout\n"
-"  -h         show this help\n"
-"\n"
-"Positional ops cycle through the first max(SIZE, min(N*SIZE, 64 MiB))\n"
-"bytes of the file (or of the block device, if it is smaller).\n"
-"\n"
-"Several phases (at most %d): OP N PATH [OP N PATH ...] sets every phase\n"
-"up, in order, before the start (-w), then runs the phases one after the\n"
-"other in this process.  Phases may share a PATH (their setups run in\n"
-"order, so a later one decides whether the file is cached: O_DIRECT drops\n"
-"it from the cache), except a write phase on a regular file, which\n"
-"truncates it.  Nothing is printed between phases: all result lines,\n"
-"one per phase in command-line order, go out in a single write(2) after\n"
-"the last phase.\n"
-"\n"
-"Result line (one per phase):\n"
-"  iowork op=OP n=N done=D errors=E bytes=B pid=PID ns=ELAPSED\n"
-"OP as given (pread/D with the suffix); done+errors == N; with -W one op\n"
-"is the pwrite+sync pair.\n"
-"Exit status: 0 if errors == 0, 1 if some calls failed, 2 on setup or\n"
-"usage errors.\n",
+		"Usage: %s [options] OP N PATH [OP N PATH ...]\n"
+		"\n"
+		"Perform exactly N system calls of kind OP on PATH and report the result.\n"
+		"Everything else (creating, sizing, filling, flushing and caching the file,\n"
+		"opening descriptors, starting threads) happens in a setup phase before.\n"
+		"\n"
+		"OP (each one issues N calls of the named kind in the measured phase):\n"
+		"  pread      N pread64 of SIZE bytes, offsets cycling through the file\n"
+		"  read       N read of SIZE bytes, sequential (needs N*SIZE <= 1 GiB)\n"
+		"  preadv     N preadv with 2 iovecs of SIZE/2, offsets cycling\n"
+		"  pwrite     N pwrite64 of SIZE bytes, offsets cycling\n"
+		"  pwritev    N pwritev with 2 iovecs of SIZE/2, offsets cycling\n"
+		"  write      N write of SIZE bytes, sequential (regular file truncated)\n"
+		"  open       N openat(O_RDONLY) of PATH, each followed by close\n"
+		"  fsync      N fsync on PATH opened O_WRONLY\n"
+		"  fdatasync  N fdatasync on PATH opened O_WRONLY\n"
+		"  OP/D       (e.g. pread/D) this phase with O_DIRECT, as -D does for all\n"
+		"\n"
+		"Options (they apply to every phase):\n"
+		"  -s SIZE    bytes per call (default 4096; suffixes k, m, g)\n"
+		"  -D         use O_DIRECT (SIZE must be a multiple of 512, of 1024 for\n"
+		"             preadv/pwritev); the file is not pre-read into the cache\n"
+		"  -t THREADS split N over THREADS threads, each with its own fd (default 1)\n"
+		"  -w         after setup print \"READY <pid>\" and wait for SIGUSR1\n"
+		"  -x         with -w: after the result line, wait for SIGUSR1 again\n"
+		"             before exiting, so /proc/PID/io can be read\n"
+		"  -P USEC    sleep USEC microseconds between calls (nanosleep is not\n"
+		"             I/O), to spread a workload over time\n"
+		"  -c         create PATH if missing and grow it to the size needed\n"
+		"             (write ops always create a missing regular file)\n"
+		"  -W         fsync/fdatasync only: pwrite SIZE bytes before each sync\n"
+		"  -o FILE    write the result line(s) to FILE instead of stdout\n"
+		"  -h         show this help\n"
+		"\n"
+		"Positional ops cycle through the first max(SIZE, min(N*SIZE, 64 MiB))\n"
+		"bytes of the file (or of the block device, if it is smaller).\n"
+		"\n"
+		"Several phases (at most %d): OP N PATH [OP N PATH ...] sets every phase\n"
+		"up, in order, before the start (-w), then runs the phases one after the\n"
+		"other in this process.  Phases may share a PATH (their setups run in\n"
+		"order, so a later one decides whether the file is cached: O_DIRECT drops\n"
+		"it from the cache), except a write phase on a regular file, which\n"
+		"truncates it.  Nothing is printed between phases: all result lines,\n"
+		"one per phase in command-line order, go out in a single write(2) after\n"
+		"the last phase.\n"
+		"\n"
+		"Result line (one per phase):\n"
+		"  iowork op=OP n=N done=D errors=E bytes=B pid=PID ns=ELAPSED\n"
+		"OP as given (pread/D with the suffix); done+errors == N; with -W one op\n"
+		"is the pwrite+sync pair.\n"
+		"Exit status: 0 if errors == 0, 1 if some calls failed, 2 on setup or\n"
+		"usage errors.\n",
 		prog, MAX_PHASES);
 }
 /*
  * Setup failures: one line on stderr, exit 2, as the tests expect.  err is
  * the errno of the failed call; 0 when fmt already says what is wrong.
  */
-static void __attribute__((noreturn, format(printf, 2, 3)))
-die(int err, const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 2, 3))) die(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -227,8 +220,7 @@ die(int err, const char *fmt, ...)
 	exit(2);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-die_usage(const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 1, 2))) die_usage(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -254,13 +246,16 @@ static bool parse_u64(const char *s, unsigned long long *val, bool suffix)
 		return false;
 	if (suffix && *end) {
 		switch (*end) {
-		case 'k': case 'K':
+		case 'k':
+		case 'K':
 			mult = KIB;
 			break;
-		case 'm': case 'M':
+		case 'm':
+		case 'M':
 			mult = MIB;
 			break;
-		case 'g': case 'G':
+		case 'g':
+		case 'G':
 			mult = GIB;
 			break;
 		default:
@@ -294,8 +289,7 @@ static bool op_is_sync(enum op op)
 /* Does the measured phase move data, i.e. does SIZE matter? */
 static bool op_uses_size(enum op op)
 {
-	return op_is_read(op) || op_is_write(op) ||
-	       (op_is_sync(op) && cfg.write_first);
+	return op_is_read(op) || op_is_write(op) || (op_is_sync(op) && cfg.write_first);
 }
 
 static bool op_is_vectored(enum op op)
@@ -307,7 +301,6 @@ static bool op_is_sequential(enum op op)
 {
 	return op == OP_READ || op == OP_WRITE;
 }
-
 
 /* OP or OP/D; returns false if it names no op. */
 static bool parse_op(const char *arg, struct phase *ph)
@@ -366,19 +359,16 @@ static void parse_args(int argc, char **argv)
 	while ((c = getopt(argc, argv, "s:Dt:wxcWo:P:h")) != -1) {
 		switch (c) {
 		case 's':
-			if (!parse_u64(optarg, &cfg.size, true) ||
-			    cfg.size == 0 || cfg.size > MAX_SIZE)
-				die_usage("bad SIZE '%s' (1 byte .. 1 GiB)",
-					  optarg);
+			if (!parse_u64(optarg, &cfg.size, true) || cfg.size == 0 ||
+			    cfg.size > MAX_SIZE)
+				die_usage("bad SIZE '%s' (1 byte .. 1 GiB)", optarg);
 			break;
 		case 'D':
 			cfg.direct = true;
 			break;
 		case 't':
-			if (!parse_u64(optarg, &v, false) || v == 0 ||
-			    v > MAX_THREADS)
-				die_usage("bad THREADS '%s' (1 .. %d)", optarg,
-					  MAX_THREADS);
+			if (!parse_u64(optarg, &v, false) || v == 0 || v > MAX_THREADS)
+				die_usage("bad THREADS '%s' (1 .. %d)", optarg, MAX_THREADS);
 			cfg.threads = v;
 			break;
 		case 'w':
@@ -474,8 +464,7 @@ static void fill_pattern(char *buf, size_t len, unsigned long long off)
 }
 
 /* Write the pattern over [from, to) so every block is really allocated. */
-static void fill_range(int fd, const char *path, unsigned long long from,
-		       unsigned long long to)
+static void fill_range(int fd, const char *path, unsigned long long from, unsigned long long to)
 {
 	char *buf = malloc(CHUNK);
 	unsigned long long off = from;
@@ -510,8 +499,7 @@ static void preread_range(int fd, const char *path, unsigned long long to)
 		ssize_t ret = pread(fd, buf, len, off);
 
 		if (ret < 0)
-			die(errno, "pre-reading %s at offset %llu", path,
-			    off);
+			die(errno, "pre-reading %s at offset %llu", path, off);
 		if (ret == 0)
 			break;
 		off += ret;
@@ -533,8 +521,7 @@ static void preread_range(int fd, const char *path, unsigned long long to)
  */
 static int setup_file(struct phase *ph)
 {
-	bool may_grow = cfg.create || op_is_write(ph->op) ||
-			op_is_sync(ph->op);
+	bool may_grow = cfg.create || op_is_write(ph->op) || op_is_sync(ph->op);
 	unsigned long long size, want = 0, need = 0, span;
 	struct stat st;
 	int fd, flags;
@@ -608,9 +595,8 @@ static int setup_file(struct phase *ph)
 		size = want;
 	}
 	if (size < need)
-		die(0, "%s: too small for %s: %llu bytes, need %llu%s",
-		    ph->path, op_names[ph->op], size, need,
-		    ph->is_bdev || may_grow ? "" : " (use -c)");
+		die(0, "%s: too small for %s: %llu bytes, need %llu%s", ph->path, op_names[ph->op],
+		    size, need, ph->is_bdev || may_grow ? "" : " (use -c)");
 
 	span = want < size ? want : size;
 	span -= span % cfg.size;
@@ -793,8 +779,7 @@ static void setup_workers(struct phase *ph)
 
 		w->fd = open(ph->path, worker_open_flags(ph));
 		if (w->fd < 0)
-			die(errno, "open %s%s", ph->path,
-			    ph->direct ? " with O_DIRECT" : "");
+			die(errno, "open %s%s", ph->path, ph->direct ? " with O_DIRECT" : "");
 
 		/*
 		 * Sequential ops give every thread its own slice of the file,
@@ -806,8 +791,7 @@ static void setup_workers(struct phase *ph)
 	}
 
 	for (i = 0; i < cfg.threads; i++) {
-		err = pthread_create(&workers[i].tid, NULL, worker_fn,
-				     &workers[i]);
+		err = pthread_create(&workers[i].tid, NULL, worker_fn, &workers[i]);
 		if (err)
 			die(err, "creating thread %u", i);
 	}
@@ -853,9 +837,10 @@ static void check_shared_files(void)
 			const struct phase *b = &cfg.phases[j];
 
 			if (j != i && b->dev == a->dev && b->ino == a->ino)
-				die_usage("phase %u (write) truncates %s, which phase %u (%s) uses too: "
-					  "give the write phase a file of its own",
-					  i + 1, a->path, j + 1, op_names[b->op]);
+				die_usage(
+				    "phase %u (write) truncates %s, which phase %u (%s) uses too: "
+				    "give the write phase a file of its own",
+				    i + 1, a->path, j + 1, op_names[b->op]);
 		}
 	}
 }
@@ -888,8 +873,7 @@ int main(int argc, char **argv)
 	 * opening it later would be an extra openat after the phases.
 	 */
 	if (cfg.out_path) {
-		out_fd = open(cfg.out_path,
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		out_fd = open(cfg.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (out_fd < 0)
 			die(errno, "open %s", cfg.out_path);
 	}
@@ -917,8 +901,7 @@ int main(int argc, char **argv)
 	if (!out)
 		die(ENOMEM, "allocating the result buffer");
 
-	err = pthread_barrier_init(&ready_barrier, NULL,
-				   cfg.threads * cfg.nphases + 1);
+	err = pthread_barrier_init(&ready_barrier, NULL, cfg.threads * cfg.nphases + 1);
 	if (err)
 		die(err, "initialising barriers");
 	for (p = 0; p < cfg.nphases; p++) {
@@ -927,11 +910,9 @@ int main(int argc, char **argv)
 		ph->workers = calloc(cfg.threads, sizeof(*ph->workers));
 		if (!ph->workers)
 			die(ENOMEM, "allocating %u workers", cfg.threads);
-		err = pthread_barrier_init(&ph->start_barrier, NULL,
-					   cfg.threads + 1);
+		err = pthread_barrier_init(&ph->start_barrier, NULL, cfg.threads + 1);
 		if (!err)
-			err = pthread_barrier_init(&ph->end_barrier, NULL,
-						   cfg.threads + 1);
+			err = pthread_barrier_init(&ph->end_barrier, NULL, cfg.threads + 1);
 		if (err)
 			die(err, "initialising barriers");
 		setup_workers(ph);
@@ -970,14 +951,13 @@ int main(int argc, char **argv)
 			free(w->buf);
 		}
 		errors_all += errors;
-		len = snprintf(out + used, LINE_MAX_LEN,
-			       "iowork op=%s%s n=%llu done=%llu errors=%llu bytes=%llu pid=%d ns=%llu\n",
-			       op_names[ph->op],
-			       ph->direct_suffix ? DIRECT_SUFFIX : "", ph->n,
-			       done, errors, bytes, (int)pid, ph->t1 - ph->t0);
+		len = snprintf(
+		    out + used, LINE_MAX_LEN,
+		    "iowork op=%s%s n=%llu done=%llu errors=%llu bytes=%llu pid=%d ns=%llu\n",
+		    op_names[ph->op], ph->direct_suffix ? DIRECT_SUFFIX : "", ph->n, done, errors,
+		    bytes, (int)pid, ph->t1 - ph->t0);
 		if (len > 0)
-			used += (size_t)len < LINE_MAX_LEN ? (size_t)len :
-							     LINE_MAX_LEN - 1;
+			used += (size_t)len < LINE_MAX_LEN ? (size_t)len : LINE_MAX_LEN - 1;
 	}
 	/* One write(2) for all the lines (more only if it comes up short). */
 	write_all(out_fd, out, used);
@@ -991,16 +971,14 @@ int main(int argc, char **argv)
 		if (!first_err)
 			continue;
 		if (cfg.nphases == 1)
-			fprintf(stderr, "%s: %s: first error: %s\n", prog,
-				op_names[ph->op],
-				first_err == ERR_EOF ? "unexpected end of file" :
-				strerror(first_err));
+			fprintf(stderr, "%s: %s: first error: %s\n", prog, op_names[ph->op],
+				first_err == ERR_EOF ? "unexpected end of file"
+						     : strerror(first_err));
 		else
-			fprintf(stderr, "%s: phase %u (%s%s %s): first error: %s\n",
-				prog, p + 1, op_names[ph->op],
-				ph->direct_suffix ? DIRECT_SUFFIX : "", ph->path,
-				first_err == ERR_EOF ? "unexpected end of file" :
-				strerror(first_err));
+			fprintf(stderr, "%s: phase %u (%s%s %s): first error: %s\n", prog, p + 1,
+				op_names[ph->op], ph->direct_suffix ? DIRECT_SUFFIX : "", ph->path,
+				first_err == ERR_EOF ? "unexpected end of file"
+						     : strerror(first_err));
 	}
 
 	if (cfg.hold_exit && cfg.wait_start)

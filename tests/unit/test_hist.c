@@ -519,7 +519,8 @@ Test(cell_log2, slots_match_samples)
 Test(cell_log2, values_from_2_40_in_last_slot)
 {
 	uint64_t v[] = {
-		1ULL << 40, (1ULL << 40) + 12345, 1ULL << 45, UINT64_MAX, (1ULL << 40) - 1, 1ULL << 39,
+		1ULL << 40, (1ULL << 40) + 12345, 1ULL << 45,
+		UINT64_MAX, (1ULL << 40) - 1,	  1ULL << 39,
 	};
 
 	check_log2(v, ARRAY_SIZE(v), "from 2^39 up");

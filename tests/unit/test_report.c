@@ -241,8 +241,8 @@ static void check_histograms(const char *text)
 
 			snprintf(head, sizeof(head), "\n%s %s: %" PRIu64 " %s, latency in ",
 				 layer_name(l), op_name(l, op), (uint64_t)c->count,
-				 l == LAYER_BLK ? (c->count == 1 ? "request" : "requests") :
-						  (c->count == 1 ? "call" : "calls"));
+				 l == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
+						: (c->count == 1 ? "call" : "calls"));
 			p = strstr(text, head);
 			if (plan.cells[l][op].src == SRC_NONE || !c->count) {
 				cr_assert_null(p, "%s %s: unexpected histogram", layer_name(l),
