@@ -95,7 +95,7 @@ vm: all
 # Overhead benchmark (root, ~10 min): bench/README.md; writes bench/results/.
 .PHONY: bench
 bench:
-	bench/run.sh
+	$(Q)bench/run.sh
 
 # Everything: unit tests, then real BPF on this kernel, then the VM suite.
 check: unit integration vm

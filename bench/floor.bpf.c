@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The floor of the overhead benchmark: empty programs on exactly the attach
+ * points iostackbreak uses for a layer. What they cost is what any tracer
+ * pays to be called there at all; iostackbreak's own work is the difference.
+ *
+ * One source, one object per layer, chosen at compile time:
+ *   -DFLOOR_SYSCALL      syscalls:sys_enter_X / sys_exit_X of the 16 calls
+ *   -DFLOOR_BLK          tp_btf block_rq_issue + block_rq_complete
+ *   -DFLOOR_BLK_START    tp_btf block_io_start  (-Q origin, 6.5+)
+ *   -DFLOOR_BLK_INSERT   tp_btf block_rq_insert (-Q origin, older kernels)
+ *   -DFLOOR_EXT4         ext4:ext4_sync_file_enter / exit
+ * Program names are the tool's own, so per-program statistics line up.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "GPL";
+
+#ifdef FLOOR_SYSCALL
+#define EMPTY_SYSCALL(name)                                                    \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
+	int se_##name(void *ctx)                                               \
+	{                                                                      \
+		return 0;                                                      \
+	}                                                                      \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
+	int sx_##name(void *ctx)                                               \
+	{                                                                      \
+		return 0;                                                      \
+	}
+
+EMPTY_SYSCALL(read)
+EMPTY_SYSCALL(pread64)
+EMPTY_SYSCALL(readv)
+EMPTY_SYSCALL(preadv)
+EMPTY_SYSCALL(preadv2)
+EMPTY_SYSCALL(write)
+EMPTY_SYSCALL(pwrite64)
+EMPTY_SYSCALL(writev)
+EMPTY_SYSCALL(pwritev)
+EMPTY_SYSCALL(pwritev2)
+EMPTY_SYSCALL(open)
+EMPTY_SYSCALL(openat)
+EMPTY_SYSCALL(openat2)
+EMPTY_SYSCALL(creat)
+EMPTY_SYSCALL(fsync)
+EMPTY_SYSCALL(fdatasync)
+#endif
+
+#ifdef FLOOR_BLK
+SEC("tp_btf/block_rq_issue")
+int tb_rq_issue(__u64 *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int tb_rq_complete(__u64 *ctx)
+{
+	return 0;
+}
+#endif
+
+#ifdef FLOOR_BLK_START
+SEC("tp_btf/block_io_start")
+int tb_io_start(__u64 *ctx)
+{
+	return 0;
+}
+#endif
+
+#ifdef FLOOR_BLK_INSERT
+SEC("tp_btf/block_rq_insert")
+int tb_rq_insert(__u64 *ctx)
+{
+	return 0;
+}
+#endif
+
+#ifdef FLOOR_EXT4
+SEC("tracepoint/ext4/ext4_sync_file_enter")
+int tp_ext4_fsync_enter(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint/ext4/ext4_sync_file_exit")
+int tp_ext4_fsync_exit(void *ctx)
+{
+	return 0;
+}
+#endif
