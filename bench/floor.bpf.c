@@ -11,22 +11,38 @@
  *   -DFLOOR_BLK_INSERT   tp_btf block_rq_insert (-Q origin, older kernels)
  *   -DFLOOR_EXT4         ext4:ext4_sync_file_enter / exit
  * Program names are the tool's own, so per-program statistics line up.
+ * With -DFLOOR_CLOCK the syscall programs also read the clock once: the
+ * least any latency tracer must do there (bench/per_program.sh).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
+#ifdef FLOOR_CLOCK
+#define BODY()                                                                 \
+	do {                                                                   \
+		volatile __u64 now = bpf_ktime_get_ns();                       \
+		(void)now;                                                     \
+	} while (0)
+#else
+#define BODY()                                                                 \
+	do {                                                                   \
+	} while (0)
+#endif
+
 #ifdef FLOOR_SYSCALL
 #define EMPTY_SYSCALL(name)                                                    \
 	SEC("tracepoint/syscalls/sys_enter_" #name)                            \
 	int se_##name(void *ctx)                                               \
 	{                                                                      \
+		BODY();                                                        \
 		return 0;                                                      \
 	}                                                                      \
 	SEC("tracepoint/syscalls/sys_exit_" #name)                             \
 	int sx_##name(void *ctx)                                               \
 	{                                                                      \
+		BODY();                                                        \
 		return 0;                                                      \
 	}
 

@@ -28,6 +28,7 @@ const volatile bool split_flags;   /* -F */
 const volatile bool filter_dev;
 const volatile __u32 targ_dev;		 /* kernel dev_t of the disk */
 const volatile bool blk_queued;		 /* -Q: time from origin, not issue */
+const volatile bool blk_origin_attached; /* block_io_start or insert is attached */
 const volatile bool blk_origin_sees_all; /* it is block_io_start: every request */
 const volatile __u32 blk_rq_argn;	 /* index of the request in insert/issue */
 
@@ -256,7 +257,9 @@ static __always_inline bool tgid_wanted(__u64 id)
  */
 static __always_inline int layer_enter(__u32 layer, bool nest)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	/* The ids cost a helper call: only filters and the hash need them. */
+	bool need_id = nr_targ_tgids || targ_tid || !use_task_storage;
+	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
 
@@ -291,13 +294,16 @@ have_slot:
 
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	bool need_id = nr_targ_tgids || !use_task_storage || split_pid;
+	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
-	__u64 start, delta;
+	__u64 start, delta, now;
 
 	if (layer >= NR_LAYERS || !tgid_wanted(id))
 		return 0;
+	/* First, so that our own lookups are not in the call's latency. */
+	now = bpf_ktime_get_ns();
 	if (use_task_storage)
 		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
 	else
@@ -314,7 +320,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	if (!start)
 		return 0;
 	ts->start_ns[layer] = 0;
-	delta = bpf_ktime_get_ns() - start;
+	delta = now - start;
 	record(layer, op, delta);
 	if (split_pid) {
 		struct split_key key = { .cell = CELL_INDEX(layer, op), .tgid = id >> 32 };
@@ -446,23 +452,37 @@ struct request___rq_disk {
 	struct gendisk *rq_disk;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u32 rq_dev(struct request *rq)
+/*
+ * btf: the program is tp_btf, whose request pointer the verifier knows, so
+ * fields are plain loads; raw_tp programs must copy them with probe reads.
+ * The flag is a constant in every caller, so only one path is compiled in.
+ */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 {
 	struct gendisk *disk;
 
 	if (bpf_core_field_exists(((struct request___rq_disk *)0)->rq_disk))
 		disk = BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+	else if (btf)
+		disk = rq->q->disk;
 	else
 		disk = BPF_CORE_READ(rq, q, disk);
 	if (!disk)
 		return 0;
+	if (btf)
+		return KDEV_MAKE(disk->major, disk->first_minor);
 	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
 }
 
-static __always_inline __u32 rq_op(struct request *rq)
+static __always_inline __u32 rq_cmd_flags(struct request *rq, bool btf)
+{
+	return btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
+}
+
+static __always_inline __u32 rq_op(__u32 cmd_flags)
 {
 	/* REQ_OP_MASK is the low 8 bits; these op numbers are stable ABI. */
-	switch (BPF_CORE_READ(rq, cmd_flags) & 0xff) {
+	switch (cmd_flags & 0xff) {
 	case 0:
 		return BLKOP_READ;
 	case 1:
@@ -476,9 +496,9 @@ static __always_inline __u32 rq_op(struct request *rq)
 	}
 }
 
-static __always_inline __u32 rq_flags(struct request *rq)
+static __always_inline __u32 rq_flags(__u32 f)
 {
-	__u32 f = BPF_CORE_READ(rq, cmd_flags), out = 0;
+	__u32 out = 0;
 
 	/* Bit positions moved between kernels: CO-RE reads this kernel's. */
 	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
@@ -496,14 +516,15 @@ static __always_inline __u32 rq_flags(struct request *rq)
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion.
  */
-static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now, __u64 issue_ns)
+static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now, __u64 issue_ns,
+					  bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rq_start v = {};
 	bool wanted = task_wanted(id);
 
 	if (wanted && (filter_dev || split_disk)) {
-		v.dev = rq_dev(rq);
+		v.dev = rq_dev(rq, btf);
 		wanted = !filter_dev || v.dev == targ_dev;
 	}
 	if (!wanted) {
@@ -531,16 +552,19 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 }
 
 /* Origin (block_io_start, else insert). */
-static __always_inline int blk_origin(struct request *rq)
+static __always_inline int blk_origin(struct request *rq, bool btf)
 {
-	return blk_first_seen(rq, (__u64)rq, bpf_ktime_get_ns(), 0);
+	return blk_first_seen(rq, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
 }
 
-static __always_inline int blk_issue(struct request *rq)
+static __always_inline int blk_issue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct rq_start *v;
 
+	/* Without an origin point issue is always the first sighting. */
+	if (!blk_origin_attached)
+		return blk_first_seen(rq, key, now, now, btf);
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (v) {
 		if (!v->excluded)
@@ -550,25 +574,26 @@ static __always_inline int blk_issue(struct request *rq)
 	/* block_io_start sees every request: this one began before we did. */
 	if (blk_origin_sees_all)
 		return 0;
-	/* No origin attached, or insert was bypassed: issue is the first sighting. */
-	return blk_first_seen(rq, key, now, now);
+	/* Insert was bypassed (no scheduler): issue is the first sighting. */
+	return blk_first_seen(rq, key, now, now, btf);
 }
 
-static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
+static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes, bool btf)
 {
-	__u64 key = (__u64)rq;
+	__u64 key = (__u64)rq, start;
 	struct rq_start *v;
-	__u64 start;
+	__u32 data_len;
 
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (!v)
 		return 0;
 	/* A partial completion: the request goes on with the rest. */
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+	data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	if (nr_bytes < data_len)
 		return 0;
 	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
 	if (start) {
-		__u32 op = rq_op(rq);
+		__u32 cmd_flags = rq_cmd_flags(rq, btf), op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;
 
 		record(LAYER_BLK, op, delta);
@@ -577,7 +602,7 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
 				.cell = CELL_INDEX(LAYER_BLK, op),
 				.tgid = split_pid ? v->tgid : 0,
 				.dev = split_disk ? v->dev : 0,
-				.flags = split_flags ? rq_flags(rq) : 0,
+				.flags = split_flags ? rq_flags(cmd_flags) : 0,
 			};
 
 			record_split(&k, split_pid ? v->comm : NULL, delta);
@@ -593,47 +618,47 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes)
 SEC("tp_btf/block_io_start")
 int tb_io_start(__u64 *ctx)
 {
-	return blk_origin((struct request *)ctx[0]);
+	return blk_origin((struct request *)ctx[0], true);
 }
 
 SEC("tp_btf/block_rq_insert")
 int tb_rq_insert(__u64 *ctx)
 {
-	return blk_origin(RQ_ARG(ctx));
+	return blk_origin(RQ_ARG(ctx), true);
 }
 
 SEC("tp_btf/block_rq_issue")
 int tb_rq_issue(__u64 *ctx)
 {
-	return blk_issue(RQ_ARG(ctx));
+	return blk_issue(RQ_ARG(ctx), true);
 }
 
 SEC("tp_btf/block_rq_complete")
 int tb_rq_complete(__u64 *ctx)
 {
-	return blk_complete((struct request *)ctx[0], (__u32)ctx[2]);
+	return blk_complete((struct request *)ctx[0], (__u32)ctx[2], true);
 }
 
 SEC("raw_tp/block_io_start")
 int rt_io_start(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_origin((struct request *)ctx->args[0]);
+	return blk_origin((struct request *)ctx->args[0], false);
 }
 
 SEC("raw_tp/block_rq_insert")
 int rt_rq_insert(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_origin(RQ_ARG(ctx->args));
+	return blk_origin(RQ_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_rq_issue")
 int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_issue(RQ_ARG(ctx->args));
+	return blk_issue(RQ_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_rq_complete")
 int rt_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_complete((struct request *)ctx->args[0], (__u32)ctx->args[2]);
+	return blk_complete((struct request *)ctx->args[0], (__u32)ctx->args[2], false);
 }

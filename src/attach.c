@@ -307,6 +307,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->filter_dev = knobs->filter_dev;
 	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
 	t->skel->rodata->blk_queued = knobs->queued;
+	t->skel->rodata->blk_origin_attached = blk && plan->blk_origin;
 	t->skel->rodata->blk_origin_sees_all =
 	    blk && plan->blk_origin && !strcmp(plan->blk_origin, "block_io_start");
 	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;

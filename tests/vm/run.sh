@@ -33,8 +33,12 @@ start=$(date +%s.%N)
 	"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
 rc=${PIPESTATUS[0]}
 
-passed=$(grep -c '^PASS ' "$log")
-failed=$(grep -c '^FAIL ' "$log")
+# The guest's own tally is authoritative: console lines can be mangled by
+# kernel messages, so counting PASS lines here is only the fallback.
+passed=$(sed -n 's/^GUEST RESULT: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | tail -n 1)
+failed=$(sed -n 's/^GUEST RESULT: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log" | tail -n 1)
+[[ -n $passed ]] || passed=$(grep -c '^PASS ' "$log")
+[[ -n $failed ]] || failed=$(grep -c '^FAIL ' "$log")
 secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 echo "$prog: guest exit status $rc, suite took $secs s" >&2
 if ((rc == 0 && (failed > 0 || passed == 0))); then
