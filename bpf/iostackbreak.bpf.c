@@ -197,25 +197,27 @@ static __always_inline void record_split(struct split_key *key, const char *comm
 	atomic_max(&v->cell.max_ns, delta);
 }
 
-/* Is the current task one we trace? Cheapest checks first. */
-static __always_inline bool task_wanted(__u64 id)
+/* The process filter alone: all that exits check, their entry did the rest. */
+static __always_inline bool tgid_wanted(__u64 id)
 {
 	__u32 tgid = id >> 32;
 
-	if (nr_targ_tgids) {
-		bool found = false;
-
-		for (__u32 i = 0; i < MAX_PID_FILTER; i++) {
-			if (i >= nr_targ_tgids)
-				break;
-			if (targ_tgids[i] == tgid) {
-				found = true;
-				break;
-			}
-		}
-		if (!found)
-			return false;
+	if (!nr_targ_tgids)
+		return true;
+	for (__u32 i = 0; i < MAX_PID_FILTER; i++) {
+		if (i >= nr_targ_tgids)
+			break;
+		if (targ_tgids[i] == tgid)
+			return true;
 	}
+	return false;
+}
+
+/* Is the current task one we trace? Cheapest checks first. */
+static __always_inline bool task_wanted(__u64 id)
+{
+	if (!tgid_wanted(id))
+		return false;
 	if (targ_tid && (__u32)id != targ_tid)
 		return false;
 	if (filter_comm) {
@@ -232,22 +234,6 @@ static __always_inline bool task_wanted(__u64 id)
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;
 	return true;
-}
-
-/* The cheap part of task_wanted(), for exits: their entry did the rest. */
-static __always_inline bool tgid_wanted(__u64 id)
-{
-	__u32 tgid = id >> 32;
-
-	if (!nr_targ_tgids)
-		return true;
-	for (__u32 i = 0; i < MAX_PID_FILTER; i++) {
-		if (i >= nr_targ_tgids)
-			break;
-		if (targ_tgids[i] == tgid)
-			return true;
-	}
-	return false;
 }
 
 /*
