@@ -272,18 +272,8 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 		}
 	}
 have_slot:
-	if (!nest) {
-		/*
-		 * A thread entering a system call is in no kernel function: any
-		 * depth left open is a return kprobes missed (kretprobe
-		 * instances run out when many threads block). Heal it here, or
-		 * the thread's later calls would all look nested and go unseen.
-		 */
-		for (int i = 0; i < NR_LAYERS; i++)
-			ts->depth[i] = 0;
-	} else if (ts->depth[layer]++) {
+	if (nest && ts->depth[layer]++)
 		return 0;
-	}
 	ts->start_ns[layer] = bpf_ktime_get_ns();
 	return 0;
 }
