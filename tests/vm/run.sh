@@ -12,7 +12,7 @@
 # the guest script. Exit status: the guest's (0 only if every check passed;
 # 124 timeout, 125 boot failure, see tools/vm/run.sh).
 #
-# Environment: IOSB_VM_TIMEOUT (guest timeout in seconds, default 600), and
+# Environment: IOSB_VM_TIMEOUT (guest timeout in seconds, default 300), and
 # tools/vm/run.sh's own (IOSB_VM_KEEP=1, IOSB_VM_CACHE, ...).
 set -uo pipefail
 
@@ -28,7 +28,7 @@ log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
 trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
-"$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-600}" \
+"$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-300}" \
 	--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq" \
 	"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
 rc=${PIPESTATUS[0]}
