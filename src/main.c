@@ -120,7 +120,7 @@ static void name_disk(uint32_t dev, char *buf, size_t sz)
 	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
 
 	if (disk_name("/sys", id, buf, sz))
-		snprintf(buf, sz, "%u:%u", id.major, id.minor);
+		format_kdev(dev, buf, sz);
 }
 
 static int print_report(const struct config *cfg, const struct plan *plan,

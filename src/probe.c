@@ -29,18 +29,22 @@ struct probe_ctx {
 const char *tracefs_path(void)
 {
 	static const char *const paths[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	static const char *found; /* asked once per tracepoint: look once */
 	struct stat st;
+
+	if (found)
+		return found;
 
 	for (unsigned int i = 0; i < 2; i++) {
 		char probe[64];
 
 		snprintf(probe, sizeof(probe), "%s/events", paths[i]);
 		if (!stat(probe, &st))
-			return paths[i];
+			return found = paths[i];
 	}
 	/* Not mounted: libbpf needs it for tracepoint ids, so mount it. */
 	if (!mount("tracefs", paths[0], "tracefs", 0, NULL))
-		return paths[0];
+		return found = paths[0];
 	return NULL;
 }
 

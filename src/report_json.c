@@ -49,8 +49,7 @@ static json_object *split_json(const struct report *r, const struct split_entry 
 	if (r->split_disk && layer == LAYER_BLK) {
 		char name[32], dev[32];
 
-		snprintf(dev, sizeof(dev), "%u:%u", e->key.dev >> KDEV_MINORBITS,
-			 e->key.dev & ((1U << KDEV_MINORBITS) - 1));
+		format_kdev(e->key.dev, dev, sizeof(dev));
 		if (r->disk_name)
 			r->disk_name(e->key.dev, name, sizeof(name));
 		else
@@ -59,12 +58,11 @@ static json_object *split_json(const struct report *r, const struct split_entry 
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
 	if (r->split_flags && layer == LAYER_BLK) {
-		static const char *const names[NR_RQ_FLAGS] = { "sync", "meta", "fua", "preflush" };
 		json_object *flags = json_object_new_array();
 
 		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
 			if (e->key.flags & (1U << i))
-				json_object_array_add(flags, json_object_new_string(names[i]));
+				json_object_array_add(flags, json_object_new_string(rq_flag_name(i)));
 		json_object_object_add(o, "flags", flags);
 	}
 	return o;

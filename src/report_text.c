@@ -118,8 +118,7 @@ static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
 			else if (r->disk_name)
 				r->disk_name(e->key.dev, disk, sizeof(disk));
 			else
-				snprintf(disk, sizeof(disk), "%u:%u", e->key.dev >> KDEV_MINORBITS,
-					 e->key.dev & ((1U << KDEV_MINORBITS) - 1));
+				format_kdev(e->key.dev, disk, sizeof(disk));
 			fprintf(out, " %-12s", disk);
 		}
 		if (r->split_flags) {
@@ -192,7 +191,7 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const cell_stats *c = &r->cells[layer][op];
-			char avg[32], p50[32], p90[32], p99[32], max[32], total[32];
+			char st[6][32];
 
 			if (plan->cells[layer][op].src == SRC_NONE)
 				continue;
@@ -202,15 +201,10 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 					"-", "-", "-");
 				continue;
 			}
-			fmt_value(avg, sizeof(avg), c->sum_ns / c->count, unit);
-			fmt_value(p50, sizeof(p50), cell_percentile(c, 50), unit);
-			fmt_value(p90, sizeof(p90), cell_percentile(c, 90), unit);
-			fmt_value(p99, sizeof(p99), cell_percentile(c, 99), unit);
-			fmt_value(max, sizeof(max), c->max_ns, unit);
-			fmt_value(total, sizeof(total), c->sum_ns, unit);
+			fmt_stats(st, c, unit);
 			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s\n",
 				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
-				avg, p50, p90, p99, max, total);
+				st[0], st[1], st[2], st[3], st[4], st[5]);
 		}
 	}
 	if (r->splits)

@@ -92,9 +92,20 @@ void split_free(struct split_set *set)
 	set->n = 0;
 }
 
-void rq_flags_string(unsigned int flags, char *buf, size_t sz)
+const char *rq_flag_name(unsigned int i)
 {
 	static const char *const names[NR_RQ_FLAGS] = { "sync", "meta", "fua", "preflush" };
+
+	return i < NR_RQ_FLAGS ? names[i] : "?";
+}
+
+void format_kdev(uint32_t dev, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%u:%u", dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1));
+}
+
+void rq_flags_string(unsigned int flags, char *buf, size_t sz)
+{
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -103,7 +114,7 @@ void rq_flags_string(unsigned int flags, char *buf, size_t sz)
 			continue;
 		if (used < sz)
 			used += (size_t)snprintf(buf + used, sz - used, "%s%s", used ? "," : "",
-						 names[i]);
+						 rq_flag_name(i));
 	}
 	if (!used)
 		snprintf(buf, sz, "-");

@@ -5,6 +5,7 @@
 #define SPLIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "hist.h"
 
 struct split_entry {
@@ -29,6 +30,12 @@ void split_sort_for_report(struct split_set *set);
 
 int split_copy(struct split_set *out, const struct split_set *in);
 void split_free(struct split_set *set);
+
+/* Name of RQ_FLAG_* bit i ("sync", "meta", "fua", "preflush"). */
+const char *rq_flag_name(unsigned int i);
+
+/* "major:minor" of a kernel dev_t. */
+void format_kdev(uint32_t dev, char *buf, size_t sz);
 
 /* "sync,meta" for RQ_FLAG_* bits, "-" for none. */
 void rq_flags_string(unsigned int flags, char *buf, size_t sz);
