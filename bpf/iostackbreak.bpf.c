@@ -22,9 +22,9 @@ const volatile __u32 targ_tid; /* 0: every thread */
 const volatile bool filter_comm;
 const volatile char targ_comm[COMM_LEN];
 const volatile bool filter_cgroup; /* cgroup_filter[0] and descendants */
-const volatile bool split_pid;	   /* -P */
-const volatile bool split_disk;	   /* -D */
-const volatile bool split_flags;   /* -F */
+const volatile bool by_pid;	   /* -P */
+const volatile bool by_disk;	   /* -D */
+const volatile bool by_flags;   /* -F */
 const volatile bool filter_dev;
 const volatile __u32 targ_dev;		 /* kernel dev_t of the disk */
 const volatile bool blk_queued;		 /* -Q: time from origin, not issue */
@@ -36,26 +36,26 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, NR_CELLS);
 	__type(key, __u32);
-	__type(value, struct cell);
+	__type(value, struct cell_hist);
 } cells SEC(".maps");
 
 /* Breakdowns by process, disk or flags; entries appear as keys are seen. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, MAX_SPLIT_KEYS);
+	__uint(max_entries, MAX_BREAKDOWN_KEYS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct split_key);
-	__type(value, struct split_cell);
-} split_cells SEC(".maps");
+	__type(key, struct breakdown_key);
+	__type(value, struct breakdown_cell);
+} breakdown_cells SEC(".maps");
 
 /* Never written: the zeroed value a new breakdown key starts from (a
- * split_cell is too big for the BPF stack). */
+ * breakdown_cell is too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct split_cell);
-} split_zero SEC(".maps");
+	__type(value, struct breakdown_cell);
+} breakdown_zero SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
@@ -116,7 +116,7 @@ static __always_inline void count_drop(__u32 reason)
 static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
 {
 	__u32 idx = CELL_INDEX(layer, op);
-	struct cell *c = bpf_map_lookup_elem(&cells, &idx);
+	struct cell_hist *c = bpf_map_lookup_elem(&cells, &idx);
 	__u32 b;
 
 	if (!c)
@@ -163,23 +163,23 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
-static __always_inline void record_split(struct split_key *key, const char *comm, __u64 delta)
+static __always_inline void record_breakdown(struct breakdown_key *key, const char *comm, __u64 delta)
 {
-	struct split_cell *v = bpf_map_lookup_elem(&split_cells, key);
+	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
 	__u32 zero = 0, b;
 
 	if (!v) {
-		struct split_cell *z = bpf_map_lookup_elem(&split_zero, &zero);
+		struct breakdown_cell *z = bpf_map_lookup_elem(&breakdown_zero, &zero);
 		long err;
 
 		if (!z)
 			return;
-		err = bpf_map_update_elem(&split_cells, key, z, BPF_NOEXIST);
+		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
 		if (err && err != -17 /* EEXIST: another CPU made it */) {
-			count_drop(DROP_SPLIT_MAP_FULL);
+			count_drop(DROP_BREAKDOWN_MAP_FULL);
 			return;
 		}
-		v = bpf_map_lookup_elem(&split_cells, key);
+		v = bpf_map_lookup_elem(&breakdown_cells, key);
 		if (!v)
 			return;
 	}
@@ -280,7 +280,7 @@ have_slot:
 
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 {
-	bool need_id = nr_targ_tgids || !use_task_storage || split_pid;
+	bool need_id = nr_targ_tgids || !use_task_storage || by_pid;
 	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
@@ -308,12 +308,12 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	ts->start_ns[layer] = 0;
 	delta = now - start;
 	record(layer, op, delta);
-	if (split_pid) {
-		struct split_key key = { .cell = CELL_INDEX(layer, op), .tgid = id >> 32 };
+	if (by_pid) {
+		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op), .tgid = id >> 32 };
 		char comm[COMM_LEN];
 
 		bpf_get_current_comm(comm, sizeof(comm));
-		record_split(&key, comm, delta);
+		record_breakdown(&key, comm, delta);
 	}
 	return 0;
 }
@@ -509,7 +509,7 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	struct rq_start v = {};
 	bool wanted = task_wanted(id);
 
-	if (wanted && (filter_dev || split_disk)) {
+	if (wanted && (filter_dev || by_disk)) {
 		v.dev = rq_dev(rq, btf);
 		wanted = !filter_dev || v.dev == targ_dev;
 	}
@@ -527,7 +527,7 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 			count_drop(DROP_RQ_MAP_FULL);
 		return 0;
 	}
-	if (split_pid)
+	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
 	v.origin_ns = now;
 	v.issue_ns = issue_ns;
@@ -583,15 +583,15 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes, bool
 		__u64 delta = bpf_ktime_get_ns() - start;
 
 		record(LAYER_BLK, op, delta);
-		if (split_pid || split_disk || split_flags) {
-			struct split_key k = {
-				.cell = CELL_INDEX(LAYER_BLK, op),
-				.tgid = split_pid ? v->tgid : 0,
-				.dev = split_disk ? v->dev : 0,
-				.flags = split_flags ? rq_flags(cmd_flags) : 0,
+		if (by_pid || by_disk || by_flags) {
+			struct breakdown_key k = {
+				.cell_idx = CELL_INDEX(LAYER_BLK, op),
+				.tgid = by_pid ? v->tgid : 0,
+				.dev = by_disk ? v->dev : 0,
+				.flags = by_flags ? rq_flags(cmd_flags) : 0,
 			};
 
-			record_split(&k, split_pid ? v->comm : NULL, delta);
+			record_breakdown(&k, by_pid ? v->comm : NULL, delta);
 		}
 	}
 	bpf_map_delete_elem(&rq_starts, &key);

@@ -40,9 +40,11 @@ enum blk_op {
 #define NR_OPS 5 /* max(NR_FS_OPS, NR_BLK_OPS): the stride of the cell index */
 #define NR_CELLS (NR_LAYERS * NR_OPS)
 #define CELL_INDEX(layer, op) ((layer)*NR_OPS + (op))
+#define CELL_LAYER(idx) ((idx) / NR_OPS)
+#define CELL_OP(idx) ((idx) % NR_OPS)
 
 /* One (layer, op) cell: a per-CPU value of the "cells" map. */
-struct cell {
+struct cell_hist {
 	__u64 count;
 	__u64 sum_ns;
 	__u64 min_ns; /* valid only when count > 0 */
@@ -54,7 +56,7 @@ struct cell {
 enum drop_reason {
 	DROP_THREAD_MAP_FULL, /* no start slot for a thread */
 	DROP_RQ_MAP_FULL,     /* no start slot for a block request */
-	DROP_SPLIT_MAP_FULL,  /* no room for a new key of a breakdown (-P/-D/-F) */
+	DROP_BREAKDOWN_MAP_FULL,  /* no room for a new key of a breakdown (-P/-D/-F) */
 	NR_DROP_REASONS,
 };
 
@@ -66,8 +68,8 @@ enum drop_reason {
 #define NR_RQ_FLAGS 4
 
 /* Key of a cell broken down by process, disk or request flags. */
-struct split_key {
-	__u32 cell;  /* CELL_INDEX(layer, op) */
+struct breakdown_key {
+	__u32 cell_idx; /* CELL_INDEX(layer, op) */
 	__u32 tgid;  /* -P: the process (blk: its submitter); else 0 */
 	__u32 dev;   /* -D: kernel dev_t of the disk (blk only); else 0 */
 	__u32 flags; /* -F: RQ_FLAG_* (blk only); else 0 */
@@ -75,9 +77,9 @@ struct split_key {
 
 #define COMM_LEN 16
 
-struct split_cell {
+struct breakdown_cell {
 	char comm[COMM_LEN]; /* the process's name when the key was created */
-	struct cell cell;    /* updated with atomics: the map is shared by CPUs */
+	struct cell_hist cell;    /* updated with atomics: the map is shared by CPUs */
 };
 
 /* Most PIDs -p takes. */
@@ -112,6 +114,6 @@ struct rq_start {
  */
 #define MAX_THREADS 8192
 #define MAX_INFLIGHT_RQS 4096
-#define MAX_SPLIT_KEYS 2048
+#define MAX_BREAKDOWN_KEYS 2048
 
 #endif /* IOSTACKBREAK_H */

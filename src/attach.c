@@ -293,15 +293,15 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		strncpy((char *)t->skel->rodata->targ_comm, knobs->comm, COMM_LEN - 1);
 	}
 	t->skel->rodata->filter_cgroup = knobs->cgroup_fd >= 0;
-	t->skel->rodata->split_pid = knobs->split_pid;
-	t->skel->rodata->split_disk = knobs->split_disk;
-	t->skel->rodata->split_flags = knobs->split_flags;
-	t->splitting = knobs->split_pid || knobs->split_disk || knobs->split_flags;
+	t->skel->rodata->by_pid = knobs->by_pid;
+	t->skel->rodata->by_disk = knobs->by_disk;
+	t->skel->rodata->by_flags = knobs->by_flags;
+	t->breaking_down = knobs->by_pid || knobs->by_disk || knobs->by_flags;
 	if (knobs->max_keys)
-		bpf_map__set_max_entries(t->skel->maps.split_cells, knobs->max_keys);
+		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, knobs->max_keys);
 	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
-	if (!t->splitting)
-		bpf_map__set_max_entries(t->skel->maps.split_cells, 1);
+	if (!t->breaking_down)
+		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, 1);
 	if (!blk)
 		bpf_map__set_max_entries(t->skel->maps.rq_starts, 1);
 	t->skel->rodata->filter_dev = knobs->filter_dev;

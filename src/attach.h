@@ -15,7 +15,7 @@ struct tracer {
 	struct bpf_link **links;
 	size_t nr_links;
 	size_t cap_links;
-	bool splitting;	   /* -P, -D or -F: the breakdown map is in use */
+	bool breaking_down;	   /* -P, -D or -F: the breakdown map is in use */
 	bool with_stats;   /* --stats: read the programs' run time too */
 	bool task_storage; /* start slots in task storage, not the hash */
 };
@@ -29,7 +29,7 @@ struct tracer_knobs {
 	bool filter_dev;
 	unsigned int dev_major, dev_minor;
 	bool queued;
-	bool split_pid, split_disk, split_flags;
+	bool by_pid, by_disk, by_flags;
 	unsigned int max_keys; /* 0: the object's default */
 };
 

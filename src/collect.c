@@ -10,7 +10,7 @@
 static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
 {
 	int fd = bpf_map__fd(t->skel->maps.cells);
-	struct cell *percpu = calloc((size_t)ncpu, sizeof(*percpu));
+	struct cell_hist *percpu = calloc((size_t)ncpu, sizeof(*percpu));
 	int ret = 0;
 
 	if (!percpu)
@@ -21,7 +21,7 @@ static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
 			break;
 		}
 		for (int cpu = 0; cpu < ncpu; cpu++)
-			cell_add(&snap->cells[idx / NR_OPS][idx % NR_OPS], &percpu[cpu]);
+			cell_add(&snap->cells[CELL_LAYER(idx)][CELL_OP(idx)], &percpu[cpu]);
 	}
 	free(percpu);
 	return ret;
@@ -48,29 +48,29 @@ static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
 }
 
 /* Every key of the breakdown map; keys only appear, so the walk is safe. */
-static int read_splits(struct tracer *t, struct snapshot *snap)
+static int read_breakdowns(struct tracer *t, struct snapshot *snap)
 {
-	int fd = bpf_map__fd(t->skel->maps.split_cells);
-	size_t cap = bpf_map__max_entries(t->skel->maps.split_cells);
-	struct split_key key, next, *prev = NULL;
-	struct split_cell value;
+	int fd = bpf_map__fd(t->skel->maps.breakdown_cells);
+	size_t cap = bpf_map__max_entries(t->skel->maps.breakdown_cells);
+	struct breakdown_key key, next, *prev = NULL;
+	struct breakdown_cell value;
 
-	snap->splits.v = calloc(cap, sizeof(*snap->splits.v));
-	if (!snap->splits.v)
+	snap->breakdowns.v = calloc(cap, sizeof(*snap->breakdowns.v));
+	if (!snap->breakdowns.v)
 		return -ENOMEM;
-	while (snap->splits.n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
+	while (snap->breakdowns.n < cap && !bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &value))
 			continue;
-		struct split_entry *e = &snap->splits.v[snap->splits.n++];
+		struct breakdown_entry *e = &snap->breakdowns.v[snap->breakdowns.n++];
 
 		e->key = key;
 		memcpy(e->comm, value.comm, sizeof(e->comm));
 		e->comm[COMM_LEN - 1] = '\0';
 		cell_add(&e->cell, &value.cell);
 	}
-	split_sort_by_key(&snap->splits);
+	breakdown_sort_by_key(&snap->breakdowns);
 	return 0;
 }
 
@@ -85,8 +85,8 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 	ret = read_cells(t, snap, ncpu);
 	if (!ret)
 		ret = read_drops(t, snap, ncpu);
-	if (!ret && t->splitting)
-		ret = read_splits(t, snap);
+	if (!ret && t->breaking_down)
+		ret = read_breakdowns(t, snap);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	return ret;
@@ -94,5 +94,5 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 
 void snapshot_free(struct snapshot *snap)
 {
-	split_free(&snap->splits);
+	breakdown_free(&snap->breakdowns);
 }

@@ -7,13 +7,13 @@
 #include <stdint.h>
 #include "attach.h"
 #include "hist.h"
-#include "split.h"
+#include "breakdown.h"
 #include "stats.h"
 
 struct snapshot {
-	cell_stats cells[NR_LAYERS][NR_OPS];
+	struct cell_hist cells[NR_LAYERS][NR_OPS];
 	uint64_t drops[NR_DROP_REASONS];
-	struct split_set splits; /* sorted by key */
+	struct breakdown_set breakdowns; /* sorted by key */
 	struct self_stats stats; /* with --stats */
 };
 

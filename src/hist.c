@@ -20,7 +20,7 @@ uint64_t hist_bucket_hi(unsigned int i)
 	return hist_bucket_lo(i + 1);
 }
 
-void cell_add(cell_stats *total, const struct cell *cpu)
+void cell_add(struct cell_hist *total, const struct cell_hist *cpu)
 {
 	if (!cpu->count)
 		return;
@@ -34,7 +34,7 @@ void cell_add(cell_stats *total, const struct cell *cpu)
 		total->buckets[i] += cpu->buckets[i];
 }
 
-void cell_diff(cell_stats *out, const cell_stats *cur, const cell_stats *prev)
+void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct cell_hist *prev)
 {
 	int first = -1, last = -1;
 
@@ -66,7 +66,7 @@ void cell_diff(cell_stats *out, const cell_stats *cur, const cell_stats *prev)
 		out->min_ns = cur->min_ns;
 }
 
-uint64_t cell_percentile(const cell_stats *c, double p)
+uint64_t cell_percentile(const struct cell_hist *c, double p)
 {
 	uint64_t rank, seen = 0;
 	double pos;
@@ -111,7 +111,7 @@ uint64_t cell_percentile(const cell_stats *c, double p)
 	return c->max_ns;
 }
 
-unsigned int cell_log2(const cell_stats *c, uint64_t slots[LOG2_SLOTS])
+unsigned int cell_log2(const struct cell_hist *c, uint64_t slots[LOG2_SLOTS])
 {
 	memset(slots, 0, sizeof(uint64_t) * LOG2_SLOTS);
 	for (unsigned int i = 0; i < HIST_NR_BUCKETS; i++) {

@@ -9,32 +9,30 @@
 #include <linux/types.h>
 #include "iostackbreak.h"
 
-/* One (layer, op) cell, summed over CPUs: the same layout as struct cell. */
-typedef struct cell cell_stats;
 
 /* Bounds of bucket i in ns: [lo, hi). The last bucket is open-ended. */
 uint64_t hist_bucket_lo(unsigned int i);
 uint64_t hist_bucket_hi(unsigned int i);
 
 /* Adds one CPU's cell into an all-CPU total. */
-void cell_add(cell_stats *total, const struct cell *cpu);
+void cell_add(struct cell_hist *total, const struct cell_hist *cpu);
 
 /*
  * The part of cur not in prev (cur is a later snapshot of the same cell).
  * min and max of an interval are exact when the run's extreme moved during
  * it, else bounded by the interval's outermost non-empty buckets.
  */
-void cell_diff(cell_stats *out, const cell_stats *cur, const cell_stats *prev);
+void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct cell_hist *prev);
 
 /*
  * p-th percentile (0 < p <= 100) in ns, by nearest rank, interpolated
  * within its bucket and clamped to [min, max]. 0 when the cell is empty.
  */
-uint64_t cell_percentile(const cell_stats *c, double p);
+uint64_t cell_percentile(const struct cell_hist *c, double p);
 
 /* Folds buckets into power-of-two slots: slot k holds [2^k, 2^(k+1)) ns,
  * slot 0 holds [0, 2). Returns the number of slots (HIST_MAX_EXP + 1). */
 #define LOG2_SLOTS (HIST_MAX_EXP + 1)
-unsigned int cell_log2(const cell_stats *c, uint64_t slots[LOG2_SLOTS]);
+unsigned int cell_log2(const struct cell_hist *c, uint64_t slots[LOG2_SLOTS]);
 
 #endif /* HIST_H */

@@ -128,7 +128,7 @@ static int print_report(const struct config *cfg, const struct plan *plan,
 {
 	static const struct snapshot empty;
 	static struct report r;
-	struct split_set splits = {};
+	struct breakdown_set breakdowns = {};
 	struct self_stats stats;
 
 	if (!prev)
@@ -146,13 +146,13 @@ static int print_report(const struct config *cfg, const struct plan *plan,
 		for (unsigned int o = 0; o < NR_OPS; o++)
 			cell_diff(&r.cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
 	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
-		if (split_diff(&splits, &cur->splits, &prev->splits))
+		if (breakdown_diff(&breakdowns, &cur->breakdowns, &prev->breakdowns))
 			return -ENOMEM;
-		split_sort_for_report(&splits);
-		r.splits = &splits;
-		r.split_pid = cfg->per_process;
-		r.split_disk = cfg->per_disk;
-		r.split_flags = cfg->per_flags;
+		breakdown_sort_for_report(&breakdowns);
+		r.breakdowns = &breakdowns;
+		r.by_pid = cfg->per_process;
+		r.by_disk = cfg->per_disk;
+		r.by_flags = cfg->per_flags;
 		r.top = cfg->top;
 		r.disk_name = name_disk;
 	}
@@ -165,7 +165,7 @@ static int print_report(const struct config *cfg, const struct plan *plan,
 	else
 		report_text(stdout, &r, cfg->unit);
 	fflush(stdout);
-	split_free(&splits);
+	breakdown_free(&breakdowns);
 	return 0;
 }
 
@@ -260,9 +260,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	knobs.split_pid = cfg.per_process;
-	knobs.split_disk = cfg.per_disk;
-	knobs.split_flags = cfg.per_flags;
+	knobs.by_pid = cfg.per_process;
+	knobs.by_disk = cfg.per_disk;
+	knobs.by_flags = cfg.per_flags;
 	knobs.max_keys = cfg.max_keys;
 	if (cfg.disk) {
 		if (disk_resolve("/sys", cfg.disk, &disk, err, sizeof(err))) {

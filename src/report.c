@@ -84,13 +84,13 @@ void report_skipped_text(FILE *out, const struct plan *plan)
 	}
 }
 
-bool report_layer_split(const struct report *r, unsigned int layer)
+bool report_layer_broken_down(const struct report *r, unsigned int layer)
 {
-	if (!r->splits)
+	if (!r->breakdowns)
 		return false;
-	if (r->split_pid)
+	if (r->by_pid)
 		return true;
-	return layer == LAYER_BLK && (r->split_disk || r->split_flags);
+	return layer == LAYER_BLK && (r->by_disk || r->by_flags);
 }
 
 const char *drop_reason_name(unsigned int reason)
@@ -98,7 +98,7 @@ const char *drop_reason_name(unsigned int reason)
 	static const char *const names[NR_DROP_REASONS] = {
 		[DROP_THREAD_MAP_FULL] = "thread_map_full",
 		[DROP_RQ_MAP_FULL] = "request_map_full",
-		[DROP_SPLIT_MAP_FULL] = "breakdown_map_full",
+		[DROP_BREAKDOWN_MAP_FULL] = "breakdown_map_full",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";

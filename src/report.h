@@ -10,7 +10,7 @@
 #include "hist.h"
 #include "opts.h"
 #include "planner.h"
-#include "split.h"
+#include "breakdown.h"
 #include "stats.h"
 
 /* Names a disk by its kernel dev_t, e.g. "nvme0n1"; "259:0" if unknown. */
@@ -19,14 +19,14 @@ typedef void (*disk_namer)(uint32_t dev, char *buf, size_t sz);
 struct report {
 	struct timespec wall; /* when it was taken (CLOCK_REALTIME) */
 	double interval_s;    /* the time it covers */
-	cell_stats cells[NR_LAYERS][NR_OPS];
+	struct cell_hist cells[NR_LAYERS][NR_OPS];
 	uint64_t dropped;		 /* events that could not be recorded */
 	uint64_t drops[NR_DROP_REASONS]; /* the same, by reason */
 	const struct plan *plan;
 	bool timestamp; /* text: print the time first */
 	/* Breakdowns (-P, -D, -F): entries in report order, or none. */
-	bool split_pid, split_disk, split_flags;
-	const struct split_set *splits;
+	bool by_pid, by_disk, by_flags;
+	const struct breakdown_set *breakdowns;
 	unsigned int top; /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
@@ -36,7 +36,7 @@ struct report {
 uint64_t report_layer_events(const struct report *r, unsigned int layer);
 
 /* Is this layer broken down in this report? */
-bool report_layer_split(const struct report *r, unsigned int layer);
+bool report_layer_broken_down(const struct report *r, unsigned int layer);
 
 const char *drop_reason_name(unsigned int reason);
 

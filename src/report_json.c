@@ -5,7 +5,7 @@
 #include "layers.h"
 #include "report.h"
 
-static json_object *cell_json(unsigned int layer, unsigned int op, const cell_stats *c)
+static json_object *cell_json(unsigned int layer, unsigned int op, const struct cell_hist *c)
 {
 	json_object *o = json_object_new_object(), *buckets = json_object_new_array();
 
@@ -37,16 +37,16 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const cell_st
 	return o;
 }
 
-static json_object *split_json(const struct report *r, const struct split_entry *e)
+static json_object *breakdown_json(const struct report *r, const struct breakdown_entry *e)
 {
-	unsigned int layer = e->key.cell / NR_OPS, op = e->key.cell % NR_OPS;
+	unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
 	json_object *o = cell_json(layer, op, &e->cell);
 
-	if (r->split_pid) {
+	if (r->by_pid) {
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 	}
-	if (r->split_disk && layer == LAYER_BLK) {
+	if (r->by_disk && layer == LAYER_BLK) {
 		char name[32], dev[32];
 
 		format_kdev(e->key.dev, dev, sizeof(dev));
@@ -57,7 +57,7 @@ static json_object *split_json(const struct report *r, const struct split_entry 
 		json_object_object_add(o, "disk", json_object_new_string(name));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
-	if (r->split_flags && layer == LAYER_BLK) {
+	if (r->by_flags && layer == LAYER_BLK) {
 		json_object *flags = json_object_new_array();
 
 		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
@@ -72,7 +72,7 @@ int report_json(FILE *out, const struct report *r)
 {
 	json_object *root = json_object_new_object();
 	json_object *cells = json_object_new_array(), *skipped = json_object_new_array();
-	json_object *totals = r->splits ? json_object_new_array() : NULL, *drops;
+	json_object *totals = r->breakdowns ? json_object_new_array() : NULL, *drops;
 	char when[40];
 	int ret;
 
@@ -89,15 +89,15 @@ int report_json(FILE *out, const struct report *r)
 				if (totals)
 					json_object_array_add(
 					    totals, cell_json(layer, op, &r->cells[layer][op]));
-				if (!report_layer_split(r, layer)) {
+				if (!report_layer_broken_down(r, layer)) {
 					json_object_array_add(
 					    cells, cell_json(layer, op, &r->cells[layer][op]));
 					continue;
 				}
-				for (size_t i = 0; i < r->splits->n; i++)
-					if (r->splits->v[i].key.cell == CELL_INDEX(layer, op))
+				for (size_t i = 0; i < r->breakdowns->n; i++)
+					if (r->breakdowns->v[i].key.cell_idx == CELL_INDEX(layer, op))
 						json_object_array_add(
-						    cells, split_json(r, &r->splits->v[i]));
+						    cells, breakdown_json(r, &r->breakdowns->v[i]));
 				continue;
 			}
 			json_object *s = json_object_new_object();

@@ -28,7 +28,7 @@ static void fmt_bound(char *buf, size_t sz, uint64_t ns, enum unit unit)
 	}
 }
 
-static void print_hist(FILE *out, const cell_stats *c, enum unit unit)
+static void print_hist(FILE *out, const struct cell_hist *c, enum unit unit)
 {
 	uint64_t slots[LOG2_SLOTS], most = 0;
 	int first = -1, last = -1;
@@ -69,7 +69,7 @@ static void fmt_value(char *buf, size_t sz, uint64_t ns, enum unit unit)
 		snprintf(buf, sz, "%.2f", ns_to_unit(ns, unit));
 }
 
-static void fmt_stats(char out[6][32], const cell_stats *c, enum unit unit)
+static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit)
 {
 	fmt_value(out[0], 32, c->sum_ns / c->count, unit);
 	fmt_value(out[1], 32, cell_percentile(c, 50), unit);
@@ -85,32 +85,32 @@ static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
 	unsigned int shown = 0, cell = ~0U;
 
 	fprintf(out, "\n%-8s %-7s", "LAYER", "OP");
-	if (r->split_pid)
+	if (r->by_pid)
 		fprintf(out, " %8s %-16s", "PID", "COMM");
-	if (r->split_disk)
+	if (r->by_disk)
 		fprintf(out, " %-12s", "DISK");
-	if (r->split_flags)
+	if (r->by_flags)
 		fprintf(out, " %-20s", "FLAGS");
 	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s\n", "COUNT", "AVG", "P50", "P90", "P99",
 		"MAX", "TOTAL");
-	for (size_t i = 0; i < r->splits->n; i++) {
-		const struct split_entry *e = &r->splits->v[i];
-		unsigned int layer = e->key.cell / NR_OPS, op = e->key.cell % NR_OPS;
+	for (size_t i = 0; i < r->breakdowns->n; i++) {
+		const struct breakdown_entry *e = &r->breakdowns->v[i];
+		unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
 		char st[6][32];
 
-		if (layer >= NR_LAYERS || !report_layer_split(r, layer) || !e->cell.count)
+		if (layer >= NR_LAYERS || !report_layer_broken_down(r, layer) || !e->cell.count)
 			continue;
-		if (e->key.cell != cell) {
-			cell = e->key.cell;
+		if (e->key.cell_idx != cell) {
+			cell = e->key.cell_idx;
 			shown = 0;
 		}
 		if (r->top && shown++ >= r->top)
 			continue;
 		fmt_stats(st, &e->cell, unit);
 		fprintf(out, "%-8s %-7s", layer_name(layer), op_name(layer, op));
-		if (r->split_pid)
+		if (r->by_pid)
 			fprintf(out, " %8u %-16s", e->key.tgid, e->comm[0] ? e->comm : "?");
-		if (r->split_disk) {
+		if (r->by_disk) {
 			char disk[32];
 
 			if (layer != LAYER_BLK)
@@ -121,7 +121,7 @@ static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
 				format_kdev(e->key.dev, disk, sizeof(disk));
 			fprintf(out, " %-12s", disk);
 		}
-		if (r->split_flags) {
+		if (r->by_flags) {
 			char flags[64];
 
 			rq_flags_string(layer == LAYER_BLK ? e->key.flags : 0, flags,
@@ -174,7 +174,7 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
-			const cell_stats *c = &r->cells[layer][op];
+			const struct cell_hist *c = &r->cells[layer][op];
 
 			if (plan->cells[layer][op].src == SRC_NONE || !c->count)
 				continue;
@@ -190,7 +190,7 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 		"AVG", "P50", "P90", "P99", "MAX", "TOTAL");
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
-			const cell_stats *c = &r->cells[layer][op];
+			const struct cell_hist *c = &r->cells[layer][op];
 			char st[6][32];
 
 			if (plan->cells[layer][op].src == SRC_NONE)
@@ -207,7 +207,7 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 				st[0], st[1], st[2], st[3], st[4], st[5]);
 		}
 	}
-	if (r->splits)
+	if (r->breakdowns)
 		print_breakdown(out, r, unit);
 	if (r->stats)
 		print_stats(out, r);

@@ -200,7 +200,7 @@ static uint64_t samples[20000];
 Test(cell_percentile, matches_nearest_rank_within_bucket_error)
 {
 	static const unsigned int ps[] = { 1, 10, 25, 50, 75, 90, 99, 100 };
-	cell_stats c;
+	struct cell_hist c;
 
 	for (int d = 0; d < NR_DISTS; d++) {
 		size_t n = gen_dist(d, samples);
@@ -230,7 +230,7 @@ Test(cell_percentile, matches_nearest_rank_within_bucket_error)
 Test(cell_percentile, exact_for_small_values)
 {
 	uint64_t v[] = { 0, 1, 1, 2, 3, 5, 7, 7, 7, 6 };
-	cell_stats c;
+	struct cell_hist c;
 
 	cell_from_samples(&c, v, ARRAY_SIZE(v));
 	qsort(v, ARRAY_SIZE(v), sizeof(v[0]), u64_cmp);
@@ -252,7 +252,7 @@ Test(cell_percentile, exact_for_small_values)
  */
 Test(cell_percentile, nearest_rank_exact)
 {
-	static cell_stats c;
+	static struct cell_hist c;
 	unsigned int bad = 0;
 
 	for (uint64_t n = 1; n <= 200; n++) {
@@ -292,7 +292,7 @@ Test(cell_percentile, nearest_rank_exact)
  */
 Test(cell_percentile, p100_is_max)
 {
-	cell_stats c;
+	struct cell_hist c;
 
 	for (int d = 0; d < NR_DISTS; d++) {
 		size_t n = gen_dist(d, samples);
@@ -306,7 +306,7 @@ Test(cell_percentile, p100_is_max)
 
 Test(cell_percentile, empty_cell_is_zero)
 {
-	cell_stats c;
+	struct cell_hist c;
 
 	memset(&c, 0, sizeof(c));
 	cr_assert_eq(cell_percentile(&c, 50), 0);
@@ -319,7 +319,7 @@ Test(cell_percentile, empty_cell_is_zero)
 Test(cell_add, cpus_sum_to_one_cell)
 {
 	enum { NR_CPUS = 8 };
-	static cell_stats cpu[NR_CPUS], total, all;
+	static struct cell_hist cpu[NR_CPUS], total, all;
 	uint64_t seed = 42;
 	size_t n = gen_dist(DIST_WIDE, samples);
 
@@ -348,7 +348,7 @@ Test(cell_add, cpus_sum_to_one_cell)
 
 Test(cell_add, empty_cpus_leave_total_empty)
 {
-	static cell_stats cpu, total;
+	static struct cell_hist cpu, total;
 
 	memset(&cpu, 0, sizeof(cpu));
 	memset(&total, 0, sizeof(total));
@@ -367,7 +367,7 @@ Test(cell_add, empty_cpus_leave_total_empty)
  */
 static void check_diff(const uint64_t *v, size_t split, size_t n, const char *what)
 {
-	static cell_stats prev, cur, out, want;
+	static struct cell_hist prev, cur, out, want;
 	uint64_t lo, hi;
 
 	cell_from_samples(&prev, v, split);
@@ -446,7 +446,7 @@ Test(cell_diff, random_splits)
 
 Test(cell_diff, empty_interval_has_count_zero)
 {
-	static cell_stats c, out;
+	static struct cell_hist c, out;
 	uint64_t v[] = { 5, 500, 50000 };
 
 	cell_from_samples(&c, v, ARRAY_SIZE(v));
@@ -468,7 +468,7 @@ static unsigned int true_slot(uint64_t v)
 
 static void check_log2(const uint64_t *v, size_t n, const char *what)
 {
-	static cell_stats c;
+	static struct cell_hist c;
 	uint64_t slots[LOG2_SLOTS], want[LOG2_SLOTS] = { 0 }, sum = 0;
 
 	cell_from_samples(&c, v, n);

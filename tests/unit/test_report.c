@@ -59,7 +59,7 @@ static void make_plan(void)
 		trace(LAYER_BLK, op, SRC_TP_BTF, "block_rq_issue");
 }
 
-static void fill(cell_stats *c, uint64_t seed, size_t n, uint64_t lo, uint64_t hi)
+static void fill(struct cell_hist *c, uint64_t seed, size_t n, uint64_t lo, uint64_t hi)
 {
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < n; i++)
@@ -69,7 +69,7 @@ static void fill(cell_stats *c, uint64_t seed, size_t n, uint64_t lo, uint64_t h
 static void make_report(void)
 {
 	static const uint64_t tiny[] = { 0, 1, 7 };
-	cell_stats *c;
+	struct cell_hist *c;
 
 	make_plan();
 	memset(&rep, 0, sizeof(rep));
@@ -190,7 +190,7 @@ static void check_summary(const char *text, enum unit unit)
 {
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
-			const cell_stats *c = &rep.cells[l][op];
+			const struct cell_hist *c = &rep.cells[l][op];
 			const char *line = summary_line(text, l, op);
 			char f[9][32], want[7][32];
 			const char *what[7] = {
@@ -234,7 +234,7 @@ static void check_histograms(const char *text)
 {
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
-			const cell_stats *c = &rep.cells[l][op];
+			const struct cell_hist *c = &rep.cells[l][op];
 			char head[64];
 			const char *p;
 			uint64_t sum = 0, n;
@@ -357,7 +357,7 @@ static const char *get_str(json_object *o, const char *key)
 
 static void check_json_cell(json_object *o, unsigned int l, unsigned int op)
 {
-	const cell_stats *c = &rep.cells[l][op];
+	const struct cell_hist *c = &rep.cells[l][op];
 	const char *name = layer_name(l), *opn = op_name(l, op);
 	json_object *buckets = get(o, "buckets");
 	size_t k = 0, nb;

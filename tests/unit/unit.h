@@ -57,7 +57,7 @@ static inline uint64_t unit_rand_range(uint64_t *state, uint64_t lo, uint64_t hi
 /* ---- Cells ---- */
 
 /* Records one sample as the BPF programs do (see record() in the .bpf.c). */
-static inline void cell_record(cell_stats *c, uint64_t ns)
+static inline void cell_record(struct cell_hist *c, uint64_t ns)
 {
 	if (!c->count || ns < c->min_ns)
 		c->min_ns = ns;
@@ -68,7 +68,7 @@ static inline void cell_record(cell_stats *c, uint64_t ns)
 	c->buckets[hist_bucket(ns)]++;
 }
 
-static inline void cell_from_samples(cell_stats *c, const uint64_t *v, size_t n)
+static inline void cell_from_samples(struct cell_hist *c, const uint64_t *v, size_t n)
 {
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < n; i++)

@@ -3,12 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "split.h"
+#include "breakdown.h"
 
-static int key_cmp(const struct split_key *a, const struct split_key *b)
+static int key_cmp(const struct breakdown_key *a, const struct breakdown_key *b)
 {
-	if (a->cell != b->cell)
-		return a->cell < b->cell ? -1 : 1;
+	if (a->cell_idx != b->cell_idx)
+		return a->cell_idx < b->cell_idx ? -1 : 1;
 	if (a->tgid != b->tgid)
 		return a->tgid < b->tgid ? -1 : 1;
 	if (a->dev != b->dev)
@@ -20,34 +20,34 @@ static int key_cmp(const struct split_key *a, const struct split_key *b)
 
 static int entry_key_cmp(const void *a, const void *b)
 {
-	return key_cmp(&((const struct split_entry *)a)->key,
-		       &((const struct split_entry *)b)->key);
+	return key_cmp(&((const struct breakdown_entry *)a)->key,
+		       &((const struct breakdown_entry *)b)->key);
 }
 
 static int entry_report_cmp(const void *pa, const void *pb)
 {
-	const struct split_entry *a = pa, *b = pb;
+	const struct breakdown_entry *a = pa, *b = pb;
 
-	if (a->key.cell != b->key.cell)
-		return a->key.cell < b->key.cell ? -1 : 1;
+	if (a->key.cell_idx != b->key.cell_idx)
+		return a->key.cell_idx < b->key.cell_idx ? -1 : 1;
 	if (a->cell.count != b->cell.count)
 		return a->cell.count > b->cell.count ? -1 : 1;
 	return key_cmp(&a->key, &b->key);
 }
 
-void split_sort_by_key(struct split_set *set)
+void breakdown_sort_by_key(struct breakdown_set *set)
 {
 	if (set->n)
 		qsort(set->v, set->n, sizeof(*set->v), entry_key_cmp);
 }
 
-void split_sort_for_report(struct split_set *set)
+void breakdown_sort_for_report(struct breakdown_set *set)
 {
 	if (set->n)
 		qsort(set->v, set->n, sizeof(*set->v), entry_report_cmp);
 }
 
-int split_diff(struct split_set *out, const struct split_set *cur, const struct split_set *prev)
+int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur, const struct breakdown_set *prev)
 {
 	size_t j = 0;
 
@@ -56,10 +56,10 @@ int split_diff(struct split_set *out, const struct split_set *cur, const struct 
 	if (!out->v)
 		return -ENOMEM;
 	for (size_t i = 0; i < cur->n; i++) {
-		static const cell_stats empty;
-		const struct split_entry *c = &cur->v[i];
-		const cell_stats *before = &empty;
-		struct split_entry *o = &out->v[out->n];
+		static const struct cell_hist empty;
+		const struct breakdown_entry *c = &cur->v[i];
+		const struct cell_hist *before = &empty;
+		struct breakdown_entry *o = &out->v[out->n];
 
 		while (j < prev->n && key_cmp(&prev->v[j].key, &c->key) < 0)
 			j++;
@@ -75,7 +75,7 @@ int split_diff(struct split_set *out, const struct split_set *cur, const struct 
 	return 0;
 }
 
-int split_copy(struct split_set *out, const struct split_set *in)
+int breakdown_copy(struct breakdown_set *out, const struct breakdown_set *in)
 {
 	out->n = in->n;
 	out->v = calloc(in->n ? in->n : 1, sizeof(*out->v));
@@ -85,7 +85,7 @@ int split_copy(struct split_set *out, const struct split_set *in)
 	return 0;
 }
 
-void split_free(struct split_set *set)
+void breakdown_free(struct breakdown_set *set)
 {
 	free(set->v);
 	set->v = NULL;
