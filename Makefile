@@ -32,9 +32,11 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 # Modules a unit test can reach without root or BPF, then the BPF glue.
-CORE_SRCS := src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
-	src/breakdown.c src/report.c src/report_text.c src/report_json.c
-BPF_SRCS := src/probe.c src/attach.c src/collect.c src/stats.c src/main.c
+CORE_SRCS := src/cells.c src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
+	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
+	src/report_json.c
+BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/session.c \
+	src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
 BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -46,7 +48,7 @@ all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/iostackbreak.bpf.o: bpf/iostackbreak.bpf.c bpf/iostackbreak.h bpf/hist_bucket.h $(VMLINUX) | $(OUTPUT)
+$(OUTPUT)/iostackbreak.bpf.o: bpf/iostackbreak.bpf.c bpf/iostackbreak.h bpf/hist_bucket.h bpf/cells.def $(VMLINUX) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(BPF_WARNINGS) \
 		-I$(dir $(VMLINUX)) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
@@ -75,9 +77,9 @@ $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -MF $@.d -static $< -pthread -o $@
 
-$(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) tests/unit/unit.h
+$(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) $(OUTPUT)/progtab.o tests/unit/unit.h
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit $(UNIT_SRCS) $(CORE_OBJS) \
+	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit $(UNIT_SRCS) $(CORE_OBJS) $(OUTPUT)/progtab.o \
 		-lcriterion $(LIBS) -o $@
 
 deps:

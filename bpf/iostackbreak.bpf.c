@@ -15,6 +15,22 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* From include/uapi/asm-generic/errno-base.h: vmlinux.h has no macros. */
+#define EEXIST 17
+
+/*
+ * Request operations, cmd_flags & REQ_OP_MASK (the low 8 bits since Linux
+ * 4.10, "block: better op and flags encoding"). The values
+ * are fixed by include/linux/blk_types.h and used by blktrace's ABI; the
+ * enum's name changed (req_opf -> req_op, 6.0), so CO-RE cannot name it
+ * portably.
+ */
+#define KREQ_OP_MASK 0xff
+#define KREQ_OP_READ 0
+#define KREQ_OP_WRITE 1
+#define KREQ_OP_FLUSH 2
+#define KREQ_OP_DISCARD 3
+
 /* Knobs, set by user space between open and load. */
 const volatile __u32 nr_targ_tgids; /* 0: every process */
 const volatile __u32 targ_tgids[MAX_PID_FILTER];
@@ -24,7 +40,7 @@ const volatile char targ_comm[COMM_LEN];
 const volatile bool filter_cgroup; /* cgroup_filter[0] and descendants */
 const volatile bool by_pid;	   /* -P */
 const volatile bool by_disk;	   /* -D */
-const volatile bool by_flags;   /* -F */
+const volatile bool by_flags;	   /* -F */
 const volatile bool filter_dev;
 const volatile __u32 targ_dev;		 /* kernel dev_t of the disk */
 const volatile bool blk_queued;		 /* -Q: time from origin, not issue */
@@ -163,7 +179,8 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
-static __always_inline void record_breakdown(struct breakdown_key *key, const char *comm, __u64 delta)
+static __always_inline void record_breakdown(struct breakdown_key *key, const char *comm,
+					     __u64 delta)
 {
 	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
 	__u32 zero = 0, b;
@@ -175,7 +192,7 @@ static __always_inline void record_breakdown(struct breakdown_key *key, const ch
 		if (!z)
 			return;
 		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
-		if (err && err != -17 /* EEXIST: another CPU made it */) {
+		if (err && err != -EEXIST) { /* EEXIST: another CPU made it */
 			count_drop(DROP_BREAKDOWN_MAP_FULL);
 			return;
 		}
@@ -318,122 +335,59 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	return 0;
 }
 
-/* ---- system call layer: syscalls:sys_enter_X / sys_exit_X ---- */
-
-#define SYSCALL_TP(name, op)                                                                       \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                                \
-	int se_##name(void *ctx)                                                                   \
-	{                                                                                          \
-		return layer_enter(LAYER_SYSCALL, false);                                          \
-	}                                                                                          \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                                 \
-	int sx_##name(void *ctx)                                                                   \
-	{                                                                                          \
-		return layer_exit(LAYER_SYSCALL, op, false);                                       \
+/* Does the layer nest (cells.def)? A constant wherever layer is one. */
+static __always_inline bool layer_nests(__u32 layer)
+{
+	switch (layer) {
+#define LAYER(id, name, nests)                                                                     \
+	case id:                                                                                   \
+		return nests;
+#include "cells.def"
 	}
-
-SYSCALL_TP(read, FSOP_READ)
-SYSCALL_TP(pread64, FSOP_READ)
-SYSCALL_TP(readv, FSOP_READ)
-SYSCALL_TP(preadv, FSOP_READ)
-SYSCALL_TP(preadv2, FSOP_READ)
-SYSCALL_TP(write, FSOP_WRITE)
-SYSCALL_TP(pwrite64, FSOP_WRITE)
-SYSCALL_TP(writev, FSOP_WRITE)
-SYSCALL_TP(pwritev, FSOP_WRITE)
-SYSCALL_TP(pwritev2, FSOP_WRITE)
-SYSCALL_TP(open, FSOP_OPEN)
-SYSCALL_TP(openat, FSOP_OPEN)
-SYSCALL_TP(openat2, FSOP_OPEN)
-SYSCALL_TP(creat, FSOP_OPEN)
-SYSCALL_TP(fsync, FSOP_FSYNC)
-SYSCALL_TP(fdatasync, FSOP_FSYNC)
-
-/* ---- kernel functions: fentry/fexit slots and kprobe/kretprobe ---- */
+	return false;
+}
 
 /*
- * A fentry program is bound to one function at load time, so each cell has
- * numbered slots that user space points at the functions it chose. A kprobe
- * program can be attached to many functions, so one pair per cell.
+ * The programs of every cell target, from the table of cells. A fentry or
+ * kprobe program serves one function, bound by user space before load; the
+ * names say what each serves (src/progtab.c resolves them from the
+ * skeleton, so a program missing here fails the build there):
+ *   se_/sx_<syscall>     syscalls:sys_enter_/sys_exit_<syscall>
+ *   fe_/fx_sys_<syscall> fentry/fexit on the arch's syscall wrapper
+ *   kp_/kr_sys_<syscall> kprobe/kretprobe on the same
+ *   fe_/fx_<func>        fentry/fexit on a kernel function
+ *   kp_/kr_<func>        kprobe/kretprobe on the same
+ *   tp_<enter>/tp_<exit> a cell's own tracepoint pair
  */
-#define FN_SLOT(lname, layer, oname, op, nest, i)                                                  \
-	SEC("fentry")                                                                              \
-	int fe_##lname##_##oname##_##i(void *ctx)                                                  \
+#define ENTRY_EXIT(sec_in, in, sec_out, out, layer, op)                                            \
+	SEC(sec_in)                                                                                \
+	int in(void *ctx)                                                                          \
 	{                                                                                          \
-		return layer_enter(layer, nest);                                                   \
+		return layer_enter(layer, layer_nests(layer));                                     \
 	}                                                                                          \
-	SEC("fexit")                                                                               \
-	int fx_##lname##_##oname##_##i(void *ctx)                                                  \
+	SEC(sec_out)                                                                               \
+	int out(void *ctx)                                                                         \
 	{                                                                                          \
-		return layer_exit(layer, op, nest);                                                \
+		return layer_exit(layer, op, layer_nests(layer));                                  \
 	}
 
-#define FN_KPROBE(lname, layer, oname, op, nest)                                                   \
-	SEC("kprobe")                                                                              \
-	int kp_##lname##_##oname(void *ctx)                                                        \
-	{                                                                                          \
-		return layer_enter(layer, nest);                                                   \
-	}                                                                                          \
-	SEC("kretprobe")                                                                           \
-	int kr_##lname##_##oname(void *ctx)                                                        \
-	{                                                                                          \
-		return layer_exit(layer, op, nest);                                                \
-	}
-
-#define FN_CELL1(l, L, o, O, nest)                                                                 \
-	FN_KPROBE(l, L, o, O, nest)                                                                \
-	FN_SLOT(l, L, o, O, nest, 0)
-#define FN_CELL2(l, L, o, O, nest)                                                                 \
-	FN_CELL1(l, L, o, O, nest)                                                                 \
-	FN_SLOT(l, L, o, O, nest, 1)
-#define FN_CELL3(l, L, o, O, nest)                                                                 \
-	FN_CELL2(l, L, o, O, nest)                                                                 \
-	FN_SLOT(l, L, o, O, nest, 2)
-#define FN_CELL4(l, L, o, O, nest)                                                                 \
-	FN_CELL3(l, L, o, O, nest)                                                                 \
-	FN_SLOT(l, L, o, O, nest, 3)
-#define FN_CELL5(l, L, o, O, nest)                                                                 \
-	FN_CELL4(l, L, o, O, nest)                                                                 \
-	FN_SLOT(l, L, o, O, nest, 4)
-
-/* Slot counts must match fn_slots[] in src/planner.c. */
-FN_CELL5(syscall, LAYER_SYSCALL, read, FSOP_READ, false)
-FN_CELL5(syscall, LAYER_SYSCALL, write, FSOP_WRITE, false)
-FN_CELL4(syscall, LAYER_SYSCALL, open, FSOP_OPEN, false)
-FN_CELL2(syscall, LAYER_SYSCALL, fsync, FSOP_FSYNC, false)
-FN_CELL3(vfs, LAYER_VFS, read, FSOP_READ, true)
-FN_CELL3(vfs, LAYER_VFS, write, FSOP_WRITE, true)
-FN_CELL1(vfs, LAYER_VFS, open, FSOP_OPEN, true)
-FN_CELL1(vfs, LAYER_VFS, fsync, FSOP_FSYNC, true)
-FN_CELL1(ext4, LAYER_EXT4, read, FSOP_READ, true)
-FN_CELL1(ext4, LAYER_EXT4, write, FSOP_WRITE, true)
-FN_CELL1(ext4, LAYER_EXT4, open, FSOP_OPEN, true)
-FN_CELL1(ext4, LAYER_EXT4, fsync, FSOP_FSYNC, true)
-FN_CELL1(xfs, LAYER_XFS, read, FSOP_READ, true)
-FN_CELL1(xfs, LAYER_XFS, write, FSOP_WRITE, true)
-FN_CELL1(xfs, LAYER_XFS, open, FSOP_OPEN, true)
-FN_CELL1(xfs, LAYER_XFS, fsync, FSOP_FSYNC, true)
-FN_CELL1(btrfs, LAYER_BTRFS, read, FSOP_READ, true)
-FN_CELL1(btrfs, LAYER_BTRFS, write, FSOP_WRITE, true)
-FN_CELL1(btrfs, LAYER_BTRFS, open, FSOP_OPEN, true)
-FN_CELL1(btrfs, LAYER_BTRFS, fsync, FSOP_FSYNC, true)
-
-/* ext4 fsync also has tracepoints, for kernels without fentry or kprobes. */
-SEC("tracepoint/ext4/ext4_sync_file_enter")
-int tp_ext4_fsync_enter(void *ctx)
-{
-	return layer_enter(LAYER_EXT4, true);
-}
-
-SEC("tracepoint/ext4/ext4_sync_file_exit")
-int tp_ext4_fsync_exit(void *ctx)
-{
-	return layer_exit(LAYER_EXT4, FSOP_FSYNC, true);
-}
+#define SYSCALL(op, name)                                                                          \
+	ENTRY_EXIT("tracepoint/syscalls/sys_enter_" #name, se_##name,                              \
+		   "tracepoint/syscalls/sys_exit_" #name, sx_##name, LAYER_SYSCALL, op)            \
+	ENTRY_EXIT("fentry", fe_sys_##name, "fexit", fx_sys_##name, LAYER_SYSCALL, op)             \
+	ENTRY_EXIT("kprobe", kp_sys_##name, "kretprobe", kr_sys_##name, LAYER_SYSCALL, op)
+#define KFUNC(layer, op, func)                                                                     \
+	ENTRY_EXIT("fentry", fe_##func, "fexit", fx_##func, layer, op)                             \
+	ENTRY_EXIT("kprobe", kp_##func, "kretprobe", kr_##func, layer, op)
+#define CELL_TP(layer, op, category, enter, exit)                                                  \
+	ENTRY_EXIT("tracepoint/" #category "/" #enter, tp_##enter,                                 \
+		   "tracepoint/" #category "/" #exit, tp_##exit, layer, op)
+#include "cells.def"
 
 /* ---- block layer ---- */
 
-/* Before 5.17 the disk hung off the request itself. */
+/* Before Linux 5.17 the disk hung off the request itself ("block: remove
+ * the ->rq_disk field in struct request", 5.17). */
 struct request___rq_disk {
 	struct gendisk *rq_disk;
 } __attribute__((preserve_access_index));
@@ -467,15 +421,14 @@ static __always_inline __u32 rq_cmd_flags(struct request *rq, bool btf)
 
 static __always_inline __u32 rq_op(__u32 cmd_flags)
 {
-	/* REQ_OP_MASK is the low 8 bits; these op numbers are stable ABI. */
-	switch (cmd_flags & 0xff) {
-	case 0:
+	switch (cmd_flags & KREQ_OP_MASK) {
+	case KREQ_OP_READ:
 		return BLKOP_READ;
-	case 1:
+	case KREQ_OP_WRITE:
 		return BLKOP_WRITE;
-	case 2:
+	case KREQ_OP_FLUSH:
 		return BLKOP_FLUSH;
-	case 3:
+	case KREQ_OP_DISCARD:
 		return BLKOP_DISCARD;
 	default:
 		return BLKOP_OTHER;
@@ -598,7 +551,9 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes, bool
 	return 0;
 }
 
-/* Before 5.11 insert and issue had the queue as their first argument. */
+/* Before Linux 5.11 insert and issue had the queue as their first argument
+ * ("block: remove the request_queue to argument request based
+ * tracepoints", 5.11). */
 #define RQ_ARG(args) ((struct request *)(blk_rq_argn ? (args)[1] : (args)[0]))
 
 SEC("tp_btf/block_io_start")

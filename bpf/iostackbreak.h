@@ -8,36 +8,30 @@
 
 #include "hist_bucket.h"
 
+/* Layers and operations come from the table of cells (cells.def). */
 enum layer {
-	LAYER_SYSCALL,
-	LAYER_VFS,
-	LAYER_EXT4,
-	LAYER_XFS,
-	LAYER_BTRFS,
-	LAYER_BLK,
+#define LAYER(id, name, nests) id,
+#include "cells.def"
 	NR_LAYERS,
 };
 
 /* Operations of the syscall, vfs and file-system layers. */
 enum fs_op {
-	FSOP_READ,
-	FSOP_WRITE,
-	FSOP_OPEN,
-	FSOP_FSYNC,
+#define FS_OP(id, name) id,
+#include "cells.def"
 	NR_FS_OPS,
 };
 
 /* Operations of the block layer, from cmd_flags & REQ_OP_MASK. */
 enum blk_op {
-	BLKOP_READ,
-	BLKOP_WRITE,
-	BLKOP_FLUSH,
-	BLKOP_DISCARD,
-	BLKOP_OTHER,
+#define BLK_OP(id, name) id,
+#include "cells.def"
 	NR_BLK_OPS,
 };
 
-#define NR_OPS 5 /* max(NR_FS_OPS, NR_BLK_OPS): the stride of the cell index */
+/* The stride of the cell index: room for the ops of any layer. */
+#define NR_OPS 5
+_Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS, "NR_OPS too small");
 #define NR_CELLS (NR_LAYERS * NR_OPS)
 #define CELL_INDEX(layer, op) ((layer)*NR_OPS + (op))
 #define CELL_LAYER(idx) ((idx) / NR_OPS)
@@ -54,9 +48,9 @@ struct cell_hist {
 
 /* Why an event could not be recorded: indexes of the "drops" map. */
 enum drop_reason {
-	DROP_THREAD_MAP_FULL, /* no start slot for a thread */
-	DROP_RQ_MAP_FULL,     /* no start slot for a block request */
-	DROP_BREAKDOWN_MAP_FULL,  /* no room for a new key of a breakdown (-P/-D/-F) */
+	DROP_THREAD_MAP_FULL,	 /* no start slot for a thread */
+	DROP_RQ_MAP_FULL,	 /* no start slot for a block request */
+	DROP_BREAKDOWN_MAP_FULL, /* no room for a new key of a breakdown (-P/-D/-F) */
 	NR_DROP_REASONS,
 };
 
@@ -70,16 +64,16 @@ enum drop_reason {
 /* Key of a cell broken down by process, disk or request flags. */
 struct breakdown_key {
 	__u32 cell_idx; /* CELL_INDEX(layer, op) */
-	__u32 tgid;  /* -P: the process (blk: its submitter); else 0 */
-	__u32 dev;   /* -D: kernel dev_t of the disk (blk only); else 0 */
-	__u32 flags; /* -F: RQ_FLAG_* (blk only); else 0 */
+	__u32 tgid;	/* -P: the process (blk: its submitter); else 0 */
+	__u32 dev;	/* -D: kernel dev_t of the disk (blk only); else 0 */
+	__u32 flags;	/* -F: RQ_FLAG_* (blk only); else 0 */
 };
 
 #define COMM_LEN 16
 
 struct breakdown_cell {
-	char comm[COMM_LEN]; /* the process's name when the key was created */
-	struct cell_hist cell;    /* updated with atomics: the map is shared by CPUs */
+	char comm[COMM_LEN];   /* the process's name when the key was created */
+	struct cell_hist cell; /* updated with atomics: the map is shared by CPUs */
 };
 
 /* Most PIDs -p takes. */

@@ -9,20 +9,6 @@
 #include "layers.h"
 #include "iostackbreak.skel.h"
 
-static struct bpf_program *prog(struct tracer *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static struct bpf_program *prog(struct tracer *t, const char *fmt, ...)
-{
-	char name[128];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(name, sizeof(name), fmt, ap);
-	va_end(ap);
-	return bpf_object__find_program_by_name(t->skel->obj, name);
-}
-
 static int keep_link(struct tracer *t, struct bpf_link *link)
 {
 	if (t->nr_links == t->cap_links) {
@@ -48,24 +34,44 @@ static void target_func(const struct plan *plan, unsigned int layer, const char 
 		snprintf(buf, sz, "%s", target);
 }
 
-static const char *blk_prefix(const struct cell_plan *cp)
+/* Marks a program pair (or a lone blk program) for loading. */
+static void load_pair(const struct prog_ref *r)
 {
-	return cp->src == SRC_TP_BTF ? "tb" : "rt";
+	bpf_program__set_autoload(r->entry, true);
+	if (r->exit)
+		bpf_program__set_autoload(r->exit, true);
 }
 
-/* Program names of the blk tracepoints, by tracepoint name. */
-static const char *blk_prog_suffix(const char *tp)
+/* The pair of a cell's target i for a method: the table has every one the
+ * planner can choose. */
+static const struct prog_ref *target_pair(const struct tracer *t, const struct cell_plan *cp,
+					  unsigned int i, enum prog_method method)
 {
-	if (!strcmp(tp, "block_io_start"))
-		return "io_start";
-	if (!strcmp(tp, "block_rq_insert"))
-		return "rq_insert";
-	if (!strcmp(tp, "block_rq_issue"))
-		return "rq_issue";
-	return "rq_complete";
+	return progtab_target(&t->progs, cp->target_ids[i], method);
 }
 
-/* Before load: only what the plan uses loads; fentry slots get targets. */
+static const struct prog_ref *blk_prog(const struct tracer *t, const struct cell_plan *cp,
+				       unsigned int i)
+{
+	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]),
+			   source_method(cp->src));
+}
+
+/* Points a fentry/fexit pair at its function. */
+static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size_t errsz)
+{
+	int e1 = bpf_program__set_attach_target(r->entry, 0, fn);
+	int e2 = bpf_program__set_attach_target(r->exit, 0, fn);
+
+	if (e1 || e2) {
+		snprintf(err, errsz, "cannot point fentry at %s: %s", fn,
+			 strerror(-(e1 ? e1 : e2)));
+		return -1;
+	}
+	return 0;
+}
+
+/* Before load: only what the plan uses loads; fentry pairs get targets. */
 static int select_programs(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
 {
 	struct bpf_program *p;
@@ -75,67 +81,34 @@ static int select_programs(struct tracer *t, const struct plan *plan, char *err,
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
-			const char *l = layer_name(layer), *o = op_name(layer, op);
 
-			switch (cp->src) {
-			case SRC_NONE:
-				break;
-			case SRC_TRACEPOINT:
-				if (layer == LAYER_EXT4) {
-					bpf_program__set_autoload(
-					    t->skel->progs.tp_ext4_fsync_enter, true);
-					bpf_program__set_autoload(t->skel->progs.tp_ext4_fsync_exit,
-								  true);
+			for (unsigned int i = 0; i < cp->nr_targets; i++) {
+				char fn[128];
+
+				switch (cp->src) {
+				case SRC_NONE:
 					break;
-				}
-				for (unsigned int i = 0; i < cp->nr_targets; i++) {
-					bpf_program__set_autoload(prog(t, "se_%s", cp->targets[i]),
-								  true);
-					bpf_program__set_autoload(prog(t, "sx_%s", cp->targets[i]),
-								  true);
-				}
-				break;
-			case SRC_TP_BTF:
-			case SRC_RAW_TP:
-				for (unsigned int i = 0; i < cp->nr_targets; i++)
-					bpf_program__set_autoload(
-					    prog(t, "%s_%s", blk_prefix(cp),
-						 blk_prog_suffix(cp->targets[i])),
-					    true);
-				break;
-			case SRC_FENTRY:
-				for (unsigned int i = 0; i < cp->nr_targets; i++) {
-					struct bpf_program *fe = prog(t, "fe_%s_%s_%u", l, o, i);
-					struct bpf_program *fx = prog(t, "fx_%s_%s_%u", l, o, i);
-					char fn[128];
-					int e1, e2;
-
-					if (!fe || !fx) {
-						snprintf(err, errsz,
-							 "internal: no fentry slot %u for %s %s", i,
-							 l, o);
-						return -1;
-					}
+				case SRC_TRACEPOINT:
+					load_pair(target_pair(t, cp, i, METHOD_TRACEPOINT));
+					break;
+				case SRC_TP_BTF:
+				case SRC_RAW_TP:
+					load_pair(blk_prog(t, cp, i));
+					break;
+				case SRC_FENTRY:
 					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
-					e1 = bpf_program__set_attach_target(fe, 0, fn);
-					e2 = bpf_program__set_attach_target(fx, 0, fn);
-					if (e1 || e2) {
-						snprintf(err, errsz,
-							 "cannot point fentry at %s: %s", fn,
-							 strerror(-(e1 ? e1 : e2)));
+					if (bind_fentry(target_pair(t, cp, i, METHOD_FENTRY), fn,
+							err, errsz))
 						return -1;
-					}
-					bpf_program__set_autoload(fe, true);
-					bpf_program__set_autoload(fx, true);
-				}
-				if (!plan->kprobe_fallback)
+					load_pair(target_pair(t, cp, i, METHOD_FENTRY));
+					/* kprobes are loaded too, as a fallback */
+					if (plan->kprobe_fallback)
+						load_pair(target_pair(t, cp, i, METHOD_KPROBE));
 					break;
-				/* kprobes are loaded too, as a fallback */
-				__attribute__((fallthrough));
-			case SRC_KPROBE:
-				bpf_program__set_autoload(prog(t, "kp_%s_%s", l, o), true);
-				bpf_program__set_autoload(prog(t, "kr_%s_%s", l, o), true);
-				break;
+				case SRC_KPROBE:
+					load_pair(target_pair(t, cp, i, METHOD_KPROBE));
+					break;
+				}
 			}
 		}
 	}
@@ -194,16 +167,16 @@ static void note_failure(struct cell_plan *cp, const char *what, const char *tar
 
 /* Attaches one target of a fn-sourced cell, falling back to kprobe. */
 static int attach_fn_target(struct tracer *t, const struct plan *plan, unsigned int layer,
-			    unsigned int op, struct cell_plan *cp, unsigned int i)
+			    struct cell_plan *cp, unsigned int i)
 {
-	const char *l = layer_name(layer), *o = op_name(layer, op);
+	const struct prog_ref *fe = target_pair(t, cp, i, METHOD_FENTRY);
+	const struct prog_ref *kp = target_pair(t, cp, i, METHOD_KPROBE);
 	char fn[128];
 	int err = 0;
 
 	target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
 	if (cp->tgt_src[i] == SRC_FENTRY) {
-		err = attach_pair(t, bpf_program__attach(prog(t, "fx_%s_%s_%u", l, o, i)),
-				  entry_plain, prog(t, "fe_%s_%s_%u", l, o, i), fn);
+		err = attach_pair(t, bpf_program__attach(fe->exit), entry_plain, fe->entry, fn);
 		if (!err)
 			return 0;
 		note_failure(cp, "fentry", fn, err);
@@ -211,36 +184,31 @@ static int attach_fn_target(struct tracer *t, const struct plan *plan, unsigned 
 			return err;
 		cp->tgt_src[i] = SRC_KPROBE;
 	}
-	err = attach_pair(t, attach_kprobe(prog(t, "kr_%s_%s", l, o), true, fn), entry_kprobe,
-			  prog(t, "kp_%s_%s", l, o), fn);
+	err = attach_pair(t, attach_kprobe(kp->exit, true, fn), entry_kprobe, kp->entry, fn);
 	if (err)
 		note_failure(cp, "kprobe", fn, err);
 	return err;
 }
 
 static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int layer,
-		       unsigned int op, struct cell_plan *cp)
+		       struct cell_plan *cp)
 {
+	const struct prog_ref *tp;
 	unsigned int ok = 0;
 	int err;
 
 	for (unsigned int i = 0; i < cp->nr_targets; i++) {
 		switch (cp->src) {
 		case SRC_TRACEPOINT:
-			if (layer == LAYER_EXT4)
-				err = attach_pair(
-				    t, bpf_program__attach(t->skel->progs.tp_ext4_fsync_exit),
-				    entry_plain, t->skel->progs.tp_ext4_fsync_enter, NULL);
-			else
-				err = attach_pair(
-				    t, bpf_program__attach(prog(t, "sx_%s", cp->targets[i])),
-				    entry_plain, prog(t, "se_%s", cp->targets[i]), NULL);
+			tp = target_pair(t, cp, i, METHOD_TRACEPOINT);
+			err = attach_pair(t, bpf_program__attach(tp->exit), entry_plain, tp->entry,
+					  NULL);
 			if (err)
 				note_failure(cp, "tracepoint", cp->targets[i], err);
 			break;
 		case SRC_FENTRY:
 		case SRC_KPROBE:
-			err = attach_fn_target(t, plan, layer, op, cp, i);
+			err = attach_fn_target(t, plan, layer, cp, i);
 			break;
 		default:
 			err = 0;
@@ -259,8 +227,7 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 
 	for (int i = (int)cp->nr_targets - 1; i >= 0; i--) {
 		const char *tp = cp->targets[i];
-		struct bpf_link *l =
-		    bpf_program__attach(prog(t, "%s_%s", blk_prefix(cp), blk_prog_suffix(tp)));
+		struct bpf_link *l = bpf_program__attach(blk_prog(t, cp, (unsigned int)i)->entry);
 
 		if (!l || keep_link(t, l)) {
 			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s): %s", tp,
@@ -309,7 +276,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->blk_queued = knobs->queued;
 	t->skel->rodata->blk_origin_attached = blk && plan->blk_origin;
 	t->skel->rodata->blk_origin_sees_all =
-	    blk && plan->blk_origin && !strcmp(plan->blk_origin, "block_io_start");
+	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
 	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
 	t->skel->rodata->use_task_storage = task_storage;
 	if (task_storage || !plan_traces_threads(plan))
@@ -320,6 +287,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		bpf_map__set_map_flags(t->skel->maps.task_starts, 0);
 		bpf_map__set_max_entries(t->skel->maps.task_starts, 1);
 	}
+	progtab_resolve(&t->progs, t->skel);
 	if (select_programs(t, plan, err, errsz))
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
@@ -368,7 +336,7 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 			continue;
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			if (plan->cells[layer][op].src != SRC_NONE)
-				attach_cell(t, plan, layer, op, &plan->cells[layer][op]);
+				attach_cell(t, plan, layer, &plan->cells[layer][op]);
 	}
 	return 0;
 }

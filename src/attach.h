@@ -6,18 +6,20 @@
 
 #include <stddef.h>
 #include "planner.h"
+#include "progtab.h"
 
 struct iostackbreak_bpf;
 struct bpf_link;
 
 struct tracer {
 	struct iostackbreak_bpf *skel;
+	struct progtab progs; /* the object's programs, by cell target */
 	struct bpf_link **links;
 	size_t nr_links;
 	size_t cap_links;
-	bool breaking_down;	   /* -P, -D or -F: the breakdown map is in use */
-	bool with_stats;   /* --stats: read the programs' run time too */
-	bool task_storage; /* start slots in task storage, not the hash */
+	bool breaking_down; /* -P, -D or -F: the breakdown map is in use */
+	bool with_stats;    /* --stats: read the programs' run time too */
+	bool task_storage;  /* start slots in task storage, not the hash */
 };
 
 struct tracer_knobs {

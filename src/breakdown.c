@@ -47,7 +47,8 @@ void breakdown_sort_for_report(struct breakdown_set *set)
 		qsort(set->v, set->n, sizeof(*set->v), entry_report_cmp);
 }
 
-int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur, const struct breakdown_set *prev)
+int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur,
+		   const struct breakdown_set *prev)
 {
 	size_t j = 0;
 

@@ -23,7 +23,8 @@ struct breakdown_set {
 void breakdown_sort_by_key(struct breakdown_set *set);
 
 /* out = cur - prev, key by key (both sorted by key); empty keys dropped. */
-int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur, const struct breakdown_set *prev);
+int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur,
+		   const struct breakdown_set *prev);
 
 /* Orders by cell, then busiest first: the order reports print in. */
 void breakdown_sort_for_report(struct breakdown_set *set);

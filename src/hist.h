@@ -9,7 +9,6 @@
 #include <linux/types.h>
 #include "iostackbreak.h"
 
-
 /* Bounds of bucket i in ns: [lo, hi). The last bucket is open-ended. */
 uint64_t hist_bucket_lo(unsigned int i);
 uint64_t hist_bucket_hi(unsigned int i);

@@ -4,20 +4,18 @@
 #include "layers.h"
 
 static const char *const layer_names[NR_LAYERS] = {
-	[LAYER_SYSCALL] = "syscall", [LAYER_VFS] = "vfs",     [LAYER_EXT4] = "ext4",
-	[LAYER_XFS] = "xfs",	     [LAYER_BTRFS] = "btrfs", [LAYER_BLK] = "blk",
+#define LAYER(id, name, nests) [id] = #name,
+#include "cells.def"
 };
 
 static const char *const fs_op_names[NR_FS_OPS] = {
-	[FSOP_READ] = "read",
-	[FSOP_WRITE] = "write",
-	[FSOP_OPEN] = "open",
-	[FSOP_FSYNC] = "fsync",
+#define FS_OP(id, name) [id] = #name,
+#include "cells.def"
 };
 
 static const char *const blk_op_names[NR_BLK_OPS] = {
-	[BLKOP_READ] = "read",	     [BLKOP_WRITE] = "write", [BLKOP_FLUSH] = "flush",
-	[BLKOP_DISCARD] = "discard", [BLKOP_OTHER] = "other",
+#define BLK_OP(id, name) [id] = #name,
+#include "cells.def"
 };
 
 const char *layer_name(unsigned int layer)
@@ -83,28 +81,4 @@ int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t bad
 			return 0;
 		p += len + 1;
 	}
-}
-
-int layer_of_program(const char *name)
-{
-	static const char *const fn_prefixes[] = { "fe_", "fx_", "kp_", "kr_" };
-
-	if (!strncmp(name, "se_", 3) || !strncmp(name, "sx_", 3))
-		return LAYER_SYSCALL;
-	if (!strncmp(name, "tb_", 3) || !strncmp(name, "rt_", 3))
-		return LAYER_BLK;
-	if (!strncmp(name, "tp_ext4_", 8))
-		return LAYER_EXT4;
-	for (unsigned int i = 0; i < 4; i++) {
-		if (strncmp(name, fn_prefixes[i], 3))
-			continue;
-		/* fe_<layer>_<op>_<slot>: the layer name ends at the next '_'. */
-		for (unsigned int l = 0; l < NR_LAYERS; l++) {
-			size_t n = strlen(layer_names[l]);
-
-			if (!strncmp(name + 3, layer_names[l], n) && name[3 + n] == '_')
-				return (int)l;
-		}
-	}
-	return -1;
 }

@@ -4,6 +4,7 @@
 #define LAYERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "iostackbreak.h"
 
@@ -20,8 +21,6 @@ int layer_by_name(const char *name);
  * offending word copied to bad (size badsz).
  */
 int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t badsz);
-/* The layer a BPF program of ours serves, from its name; -1 if none. */
-int layer_of_program(const char *prog_name);
 
 /* Is the layer a file system (ext4, xfs, btrfs)? */
 bool layer_is_fs(unsigned int layer);

@@ -1,73 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <string.h>
+#include "cells.h"
 #include "layers.h"
 #include "planner.h"
-
-/* Candidates per cell, best first. Syscall cells name syscalls. */
-static const char *const syscall_read[] = { "read", "pread64", "readv", "preadv", "preadv2", NULL };
-static const char *const syscall_write[] = { "write",	"pwrite64", "writev",
-					     "pwritev", "pwritev2", NULL };
-static const char *const syscall_open[] = { "open", "openat", "openat2", "creat", NULL };
-static const char *const syscall_fsync[] = { "fsync", "fdatasync", NULL };
-static const char *const vfs_read[] = { "vfs_read", "vfs_readv", "vfs_iter_read", NULL };
-static const char *const vfs_write[] = { "vfs_write", "vfs_writev", "vfs_iter_write", NULL };
-static const char *const vfs_open[] = { "vfs_open", NULL };
-static const char *const vfs_fsync[] = { "vfs_fsync_range", NULL };
-static const char *const ext4_fns[NR_FS_OPS][2] = {
-	{ "ext4_file_read_iter", NULL },
-	{ "ext4_file_write_iter", NULL },
-	{ "ext4_file_open", NULL },
-	{ "ext4_sync_file", NULL },
-};
-static const char *const xfs_fns[NR_FS_OPS][2] = {
-	{ "xfs_file_read_iter", NULL },
-	{ "xfs_file_write_iter", NULL },
-	{ "xfs_file_open", NULL },
-	{ "xfs_file_fsync", NULL },
-};
-static const char *const btrfs_fns[NR_FS_OPS][2] = {
-	{ "btrfs_file_read_iter", NULL },
-	{ "btrfs_file_write_iter", NULL },
-	{ "btrfs_file_open", NULL },
-	{ "btrfs_sync_file", NULL },
-};
-static const char *const none[] = { NULL };
-
-const char *const *cell_candidates(unsigned int layer, unsigned int op)
-{
-	static const char *const *const sys[NR_FS_OPS] = { syscall_read, syscall_write,
-							   syscall_open, syscall_fsync };
-	static const char *const *const vfs[NR_FS_OPS] = { vfs_read, vfs_write, vfs_open,
-							   vfs_fsync };
-
-	if (op >= NR_FS_OPS)
-		return none;
-	switch (layer) {
-	case LAYER_SYSCALL:
-		return sys[op];
-	case LAYER_VFS:
-		return vfs[op];
-	case LAYER_EXT4:
-		return ext4_fns[op];
-	case LAYER_XFS:
-		return xfs_fns[op];
-	case LAYER_BTRFS:
-		return btrfs_fns[op];
-	default:
-		return none;
-	}
-}
-
-unsigned int cell_fn_slots(unsigned int layer, unsigned int op)
-{
-	const char *const *c = cell_candidates(layer, op);
-	unsigned int n = 0;
-
-	while (c[n])
-		n++;
-	return n; /* the BPF object has exactly one slot per candidate */
-}
 
 const char *source_name(enum source src)
 {
@@ -101,6 +37,17 @@ static void why_add(struct cell_plan *cp, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The name of a cell's best function or syscall, for messages. */
+static const char *cell_first_target(unsigned int layer, unsigned int op)
+{
+	unsigned int id;
+
+	if (!cell_targets_of(layer, op, layer == LAYER_SYSCALL ? TARGET_SYSCALL : TARGET_KFUNC, &id,
+			     1))
+		return "?";
+	return cell_targets[id].name;
+}
+
 static bool tp_pair_exists(const struct kcaps *caps, const char *category, const char *enter,
 			   const char *exit_)
 {
@@ -108,42 +55,54 @@ static bool tp_pair_exists(const struct kcaps *caps, const char *category, const
 	       caps->tracepoint_exists(caps->ctx, category, exit_);
 }
 
+/* The kind of target a source attaches to, in a cell of this layer. */
+static enum target_kind source_target_kind(unsigned int layer, enum source src)
+{
+	if (layer == LAYER_SYSCALL)
+		return TARGET_SYSCALL;
+	return src == SRC_TRACEPOINT ? TARGET_TP : TARGET_KFUNC;
+}
+
+/* Is this target there for this source on this kernel? */
+static bool target_exists(const struct kcaps *caps, const struct cell_target *t, enum source src)
+{
+	char name[128], enter[96], exit_[96];
+
+	if (src == SRC_TRACEPOINT && t->kind == TARGET_TP)
+		return tp_pair_exists(caps, t->category, t->name, t->exit_tp);
+	if (src == SRC_TRACEPOINT) {
+		snprintf(enter, sizeof(enter), "sys_enter_%s", t->name);
+		snprintf(exit_, sizeof(exit_), "sys_exit_%s", t->name);
+		return tp_pair_exists(caps, "syscalls", enter, exit_);
+	}
+	if (t->kind == TARGET_SYSCALL) {
+		if (!caps->syscall_prefix)
+			return false;
+		snprintf(name, sizeof(name), "%s%s", caps->syscall_prefix, t->name);
+	} else {
+		snprintf(name, sizeof(name), "%s", t->name);
+	}
+	return src == SRC_FENTRY ? caps->func_in_btf(caps->ctx, name)
+				 : caps->func_in_kallsyms(caps->ctx, name);
+}
+
 /* Fills targets with the candidates the kernel has for a source. */
 static unsigned int find_targets(const struct kcaps *caps, unsigned int layer, unsigned int op,
 				 enum source src, struct cell_plan *cp)
 {
-	const char *const *cand = cell_candidates(layer, op);
-	char name[128];
+	unsigned int ids[MAX_TARGETS];
+	unsigned int n =
+	    cell_targets_of(layer, op, source_target_kind(layer, src), ids, MAX_TARGETS);
 
 	cp->nr_targets = 0;
-	for (unsigned int i = 0; cand[i] && cp->nr_targets < MAX_TARGETS; i++) {
-		bool ok = false;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct cell_target *t = &cell_targets[ids[i]];
 
-		if (layer == LAYER_SYSCALL && src == SRC_TRACEPOINT) {
-			char enter[96], exit_[96];
-
-			snprintf(enter, sizeof(enter), "sys_enter_%s", cand[i]);
-			snprintf(exit_, sizeof(exit_), "sys_exit_%s", cand[i]);
-			ok = tp_pair_exists(caps, "syscalls", enter, exit_);
-		} else if (layer == LAYER_EXT4 && src == SRC_TRACEPOINT) {
-			ok =
-			    op == FSOP_FSYNC && tp_pair_exists(caps, "ext4", "ext4_sync_file_enter",
-							       "ext4_sync_file_exit");
-		} else if (src == SRC_FENTRY || src == SRC_KPROBE) {
-			if (layer == LAYER_SYSCALL) {
-				if (!caps->syscall_prefix)
-					break;
-				snprintf(name, sizeof(name), "%s%s", caps->syscall_prefix, cand[i]);
-			} else {
-				snprintf(name, sizeof(name), "%s", cand[i]);
-			}
-			ok = src == SRC_FENTRY ? caps->func_in_btf(caps->ctx, name)
-					       : caps->func_in_kallsyms(caps->ctx, name);
-		}
-		if (ok) {
-			cp->tgt_src[cp->nr_targets] = src;
-			cp->targets[cp->nr_targets++] = cand[i];
-		}
+		if (!target_exists(caps, t, src))
+			continue;
+		cp->target_ids[cp->nr_targets] = ids[i];
+		cp->tgt_src[cp->nr_targets] = src;
+		cp->targets[cp->nr_targets++] = t->name;
 	}
 	return cp->nr_targets;
 }
@@ -157,7 +116,9 @@ static unsigned int cell_sources(unsigned int layer, unsigned int op, enum sourc
 		out[n++] = SRC_TRACEPOINT;
 	out[n++] = SRC_FENTRY;
 	out[n++] = SRC_KPROBE;
-	if (layer == LAYER_EXT4 && op == FSOP_FSYNC)
+	/* A cell's own tracepoints: a last resort, they see less (cells.def). */
+	if (layer != LAYER_SYSCALL &&
+	    cell_targets_of(layer, op, TARGET_TP, &(unsigned int){ 0 }, 1))
 		out[n++] = SRC_TRACEPOINT;
 	return n;
 }
@@ -221,7 +182,7 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 				why_add(cp, "tracepoint: none in this kernel");
 			else
 				why_add(cp, "%s: none of its functions (%s...) in this kernel",
-					source_name(srcs[i]), cell_candidates(layer, op)[0]);
+					source_name(srcs[i]), cell_first_target(layer, op));
 			continue;
 		}
 		cp->src = srcs[i];
@@ -232,6 +193,11 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 			attach_mode_name(cfg->attach), op_name(layer, op));
 }
 
+static bool blk_tp_exists(const struct kcaps *caps, enum blk_tp tp)
+{
+	return caps->tracepoint_exists(caps->ctx, "block", blk_tp_names[tp]);
+}
+
 static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	enum source src;
@@ -240,8 +206,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	bool need_origin = cfg->queued || cfg->nr_pids || cfg->command || cfg->tid || cfg->comm ||
 			   cfg->cgroup || cfg->per_process;
 
-	if (!caps->tracepoint_exists(caps->ctx, "block", "block_rq_issue") ||
-	    !caps->tracepoint_exists(caps->ctx, "block", "block_rq_complete")) {
+	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
 			why_add(&plan->cells[LAYER_BLK][op],
 				"tracepoint: block:block_rq_issue/complete missing");
@@ -261,10 +226,10 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	}
 	plan->blk_rq_q_arg = caps->blk_rq_q_arg;
 	if (need_origin) {
-		if (caps->tracepoint_exists(caps->ctx, "block", "block_io_start"))
-			plan->blk_origin = "block_io_start";
-		else if (caps->tracepoint_exists(caps->ctx, "block", "block_rq_insert"))
-			plan->blk_origin = "block_rq_insert";
+		if (blk_tp_exists(caps, BLK_TP_IO_START))
+			plan->blk_origin = blk_tp_names[BLK_TP_IO_START];
+		else if (blk_tp_exists(caps, BLK_TP_RQ_INSERT))
+			plan->blk_origin = blk_tp_names[BLK_TP_RQ_INSERT];
 	}
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
 		struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
@@ -273,8 +238,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		cp->src = src;
 		if (plan->blk_origin)
 			cp->targets[t++] = plan->blk_origin;
-		cp->targets[t++] = "block_rq_issue";
-		cp->targets[t++] = "block_rq_complete";
+		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_ISSUE];
+		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_COMPLETE];
 		for (unsigned int i = 0; i < t; i++)
 			cp->tgt_src[i] = src;
 		cp->nr_targets = t;

@@ -41,15 +41,17 @@ struct kcaps {
 	bool (*fs_registered)(void *ctx, const char *fs);
 };
 
-#define MAX_TARGETS 5 /* the most fentry slots of any cell (bpf/iostackbreak.bpf.c) */
+/* The most targets of any cell (syscalls or functions of bpf/cells.def). */
+#define MAX_TARGETS 8
 
 struct cell_plan {
 	bool wanted;	 /* its layer was asked for */
 	enum source src; /* SRC_NONE: not traced */
 	unsigned int nr_targets;
-	const char *targets[MAX_TARGETS]; /* syscall, function or tracepoint names */
-	enum source tgt_src[MAX_TARGETS]; /* per target: may fall back at attach */
-	char why[400];			  /* sources passed over, and why */
+	const char *targets[MAX_TARGETS];	/* syscall, function or tracepoint names */
+	unsigned short target_ids[MAX_TARGETS]; /* index in cell_targets (not blk) */
+	enum source tgt_src[MAX_TARGETS];	/* per target: may fall back at attach */
+	char why[400];				/* sources passed over, and why */
 };
 
 struct plan {
@@ -81,11 +83,5 @@ const char *source_name(enum source src);
 
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);
-
-/* Functions (or syscalls) a cell may use, in preference order. */
-const char *const *cell_candidates(unsigned int layer, unsigned int op);
-
-/* fentry slots compiled into the BPF object for a cell. */
-unsigned int cell_fn_slots(unsigned int layer, unsigned int op);
 
 #endif /* PLANNER_H */

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "cells.h"
 #include "layers.h"
 #include "probe.h"
 
@@ -111,27 +112,18 @@ static bool fs_registered(void *ctx, const char *fs)
 /* Every function name a plan could use, with the syscall prefix applied. */
 static void collect_names(struct probe_ctx *p)
 {
-	static char sys_names[32][64];
-	unsigned int nsys = 0;
+	static char sys_names[NR_CELL_TARGETS][64];
 
 	p->nr_names = 0;
-	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		if (layer == LAYER_BLK)
-			continue;
-		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-			const char *const *c = cell_candidates(layer, op);
+	for (unsigned int i = 0; i < NR_CELL_TARGETS && p->nr_names < MAX_NAMES; i++) {
+		const struct cell_target *t = &cell_targets[i];
 
-			for (; *c && p->nr_names < MAX_NAMES; c++) {
-				if (layer == LAYER_SYSCALL) {
-					if (!p->syscall_prefix[0] || nsys >= 32)
-						continue;
-					snprintf(sys_names[nsys], sizeof(sys_names[0]), "%s%s",
-						 p->syscall_prefix, *c);
-					p->names[p->nr_names++] = sys_names[nsys++];
-				} else {
-					p->names[p->nr_names++] = *c;
-				}
-			}
+		if (t->kind == TARGET_KFUNC) {
+			p->names[p->nr_names++] = t->name;
+		} else if (t->kind == TARGET_SYSCALL && p->syscall_prefix[0]) {
+			snprintf(sys_names[i], sizeof(sys_names[i]), "%s%s", p->syscall_prefix,
+				 t->name);
+			p->names[p->nr_names++] = sys_names[i];
 		}
 	}
 }
@@ -146,6 +138,9 @@ static void scan_kallsyms(struct probe_ctx *p)
 
 	if (!f)
 		return;
+	/* The table's first system call (read), which every arch has. */
+	const char *probe_syscall = cell_targets[0].name;
+
 	/* First pass finds the arch's syscall wrapper prefix. */
 	while (!p->syscall_prefix[0] && fgets(line, sizeof(line), f)) {
 		char sym[256], type;
@@ -155,7 +150,7 @@ static void scan_kallsyms(struct probe_ctx *p)
 		for (unsigned int i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 			size_t n = strlen(prefixes[i]);
 
-			if (!strncmp(sym, prefixes[i], n) && !strcmp(sym + n, "pread64")) {
+			if (!strncmp(sym, prefixes[i], n) && !strcmp(sym + n, probe_syscall)) {
 				snprintf(p->syscall_prefix, sizeof(p->syscall_prefix), "%s",
 					 prefixes[i]);
 				break;
@@ -206,7 +201,9 @@ static void describe_errno(char *buf, size_t sz, const char *what, int err)
  */
 static void probe_fentry(struct probe_ctx *p, struct kcaps *caps)
 {
-	static const char *const targets[] = { "vfs_read", "ksys_read", "do_sys_openat2" };
+	/* The table's first kernel function (vfs read), else two that most
+	 * kernels have. */
+	const char *targets[] = { NULL, "ksys_read", "do_sys_openat2" };
 	struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = 0 }, /* r0 = 0 */
 		{ .code = 0x95 },			  /* exit */
@@ -214,8 +211,12 @@ static void probe_fentry(struct probe_ctx *p, struct kcaps *caps)
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
 	int id = -1, fd, link;
 
+	for (unsigned int i = 0; i < NR_CELL_TARGETS && !targets[0]; i++)
+		if (cell_targets[i].kind == TARGET_KFUNC)
+			targets[0] = cell_targets[i].name;
 	for (unsigned int i = 0; i < 3 && id < 0; i++)
-		id = btf__find_by_name_kind(p->vmlinux, targets[i], BTF_KIND_FUNC);
+		if (targets[i])
+			id = btf__find_by_name_kind(p->vmlinux, targets[i], BTF_KIND_FUNC);
 	if (id < 0) {
 		snprintf(p->fentry_why, sizeof(p->fentry_why),
 			 "no function to try fentry on in kernel BTF");

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "layers.h"
@@ -111,4 +112,59 @@ uint64_t report_layer_events(const struct report *r, unsigned int layer)
 	for (unsigned int op = 0; op < NR_OPS; op++)
 		n += r->cells[layer][op].count;
 	return n;
+}
+
+/* cur - prev for runs and time; programs and memory from cur. */
+static void stats_diff(struct self_stats *out, const struct self_stats *cur,
+		       const struct self_stats *prev)
+{
+	*out = *cur;
+	for (unsigned int l = 0; l < NR_LAYERS; l++) {
+		out->layers[l].runs -= prev->layers[l].runs;
+		out->layers[l].run_time_ns -= prev->layers[l].run_time_ns;
+	}
+}
+
+int report_build(struct report *r, const struct config *cfg, const struct plan *plan,
+		 const struct snapshot *cur, const struct snapshot *prev, double secs,
+		 disk_namer disk_name)
+{
+	static const struct snapshot empty;
+
+	if (!prev)
+		prev = &empty;
+	memset(r, 0, sizeof(*r));
+	clock_gettime(CLOCK_REALTIME, &r->wall);
+	r->interval_s = secs;
+	r->plan = plan;
+	r->timestamp = cfg->timestamp;
+	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
+		r->drops[i] = cur->drops[i] - prev->drops[i];
+		r->dropped += r->drops[i];
+	}
+	for (unsigned int l = 0; l < NR_LAYERS; l++)
+		for (unsigned int o = 0; o < NR_OPS; o++)
+			cell_diff(&r->cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
+	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
+		if (breakdown_diff(&r->own_breakdowns, &cur->breakdowns, &prev->breakdowns))
+			return -ENOMEM;
+		breakdown_sort_for_report(&r->own_breakdowns);
+		r->breakdowns = &r->own_breakdowns;
+		r->by_pid = cfg->per_process;
+		r->by_disk = cfg->per_disk;
+		r->by_flags = cfg->per_flags;
+		r->top = cfg->top;
+		r->disk_name = disk_name;
+	}
+	if (cfg->stats) {
+		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
+		r->stats = &r->own_stats;
+	}
+	return 0;
+}
+
+void report_release(struct report *r)
+{
+	breakdown_free(&r->own_breakdowns);
+	r->breakdowns = NULL;
 }

@@ -11,6 +11,7 @@
 #include "opts.h"
 #include "planner.h"
 #include "breakdown.h"
+#include "snapshot.h"
 #include "stats.h"
 
 /* Names a disk by its kernel dev_t, e.g. "nvme0n1"; "259:0" if unknown. */
@@ -30,7 +31,20 @@ struct report {
 	unsigned int top; /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
+	/* What report_build() allocated for the pointers above. */
+	struct breakdown_set own_breakdowns;
+	struct self_stats own_stats;
 };
+
+/*
+ * Assembles the report of cur - prev (prev NULL: since the start) covering
+ * secs seconds, with what the configuration asks for. Returns 0 or -ENOMEM;
+ * report_release() frees it.
+ */
+int report_build(struct report *r, const struct config *cfg, const struct plan *plan,
+		 const struct snapshot *cur, const struct snapshot *prev, double secs,
+		 disk_namer disk_name);
+void report_release(struct report *r);
 
 /* Timed operations of a layer in the report: the events its programs served. */
 uint64_t report_layer_events(const struct report *r, unsigned int layer);
@@ -46,13 +60,7 @@ double ns_to_unit(uint64_t ns, enum unit unit);
 /* "2026-11-22T07:50:01.123Z" */
 void format_iso8601(const struct timespec *ts, char *buf, size_t sz);
 
-/* Text: a log2 histogram per non-empty cell, then the summary table. */
-void report_text(FILE *out, const struct report *r, enum unit unit);
-
 /* Lines naming each skipped cell of the plan, for stderr in text mode. */
 void report_skipped_text(FILE *out, const struct plan *plan);
-
-/* JSON: one object on one line (NDJSON). Returns 0 or -1. */
-int report_json(FILE *out, const struct report *r);
 
 #endif /* REPORT_H */

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The JSON report: one object per line, times always in nanoseconds.
  * json-c does the escaping and number formatting. */
+#include <stdlib.h>
+#include <string.h>
 #include <json-c/json.h>
 #include "layers.h"
 #include "report.h"
+#include "sink.h"
 
 static json_object *cell_json(unsigned int layer, unsigned int op, const struct cell_hist *c)
 {
@@ -62,91 +65,143 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 
 		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
 			if (e->key.flags & (1U << i))
-				json_object_array_add(flags, json_object_new_string(rq_flag_name(i)));
+				json_object_array_add(flags,
+						      json_object_new_string(rq_flag_name(i)));
 		json_object_object_add(o, "flags", flags);
 	}
 	return o;
 }
 
-int report_json(FILE *out, const struct report *r)
+/* What a report is built into, between begin and end. */
+struct json_state {
+	json_object *root, *cells, *skipped, *totals, *stats;
+};
+
+/*
+ * A measured duration in seconds to the millisecond, as a reader wants it:
+ * 1.0017621699999999 -> 1.002, 1.0 -> 1.0 (our timers are not finer).
+ */
+static json_object *json_seconds(double secs)
 {
-	json_object *root = json_object_new_object();
-	json_object *cells = json_object_new_array(), *skipped = json_object_new_array();
-	json_object *totals = r->breakdowns ? json_object_new_array() : NULL, *drops;
+	char buf[32];
+	size_t len;
+
+	snprintf(buf, sizeof(buf), "%.3f", secs);
+	len = strlen(buf);
+	while (len > 2 && buf[len - 1] == '0' && buf[len - 2] != '.')
+		buf[--len] = '\0';
+	return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+static void json_begin(struct sink *s, const struct report *r)
+{
+	struct json_state *js = s->state;
 	char when[40];
+
+	js->root = json_object_new_object();
+	js->cells = json_object_new_array();
+	js->skipped = json_object_new_array();
+	js->totals = r->breakdowns ? json_object_new_array() : NULL;
+	format_iso8601(&r->wall, when, sizeof(when));
+	json_object_object_add(js->root, "time", json_object_new_string(when));
+	json_object_object_add(js->root, "interval_s", json_seconds(r->interval_s));
+}
+
+static void json_cell(struct sink *s, const struct report *r, unsigned int layer, unsigned int op)
+{
+	const struct cell_plan *cp = &r->plan->cells[layer][op];
+	struct json_state *js = s->state;
+	json_object *skip;
+
+	if (cp->src == SRC_NONE) {
+		skip = json_object_new_object();
+		json_object_object_add(skip, "layer", json_object_new_string(layer_name(layer)));
+		json_object_object_add(skip, "op", json_object_new_string(op_name(layer, op)));
+		json_object_object_add(skip, "reason", json_object_new_string(cp->why));
+		json_object_array_add(js->skipped, skip);
+		return;
+	}
+	if (js->totals)
+		json_object_array_add(js->totals, cell_json(layer, op, &r->cells[layer][op]));
+	if (!report_layer_broken_down(r, layer)) {
+		json_object_array_add(js->cells, cell_json(layer, op, &r->cells[layer][op]));
+		return;
+	}
+	for (size_t i = 0; i < r->breakdowns->n; i++)
+		if (r->breakdowns->v[i].key.cell_idx == CELL_INDEX(layer, op))
+			json_object_array_add(js->cells, breakdown_json(r, &r->breakdowns->v[i]));
+}
+
+static void json_stats(struct sink *s, const struct report *r)
+{
+	struct json_state *js = s->state;
+	json_object *st = json_object_new_object(), *layers = json_object_new_array();
+
+	for (unsigned int l = 0; l < NR_LAYERS; l++) {
+		const struct layer_cost *c = &r->stats->layers[l];
+		json_object *o;
+
+		if (!c->programs)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "layer", json_object_new_string(layer_name(l)));
+		json_object_object_add(o, "programs", json_object_new_int(c->programs));
+		json_object_object_add(o, "runs", json_object_new_uint64(c->runs));
+		json_object_object_add(o, "run_time_ns", json_object_new_uint64(c->run_time_ns));
+		json_object_object_add(o, "events",
+				       json_object_new_uint64(report_layer_events(r, l)));
+		json_object_array_add(layers, o);
+	}
+	json_object_object_add(st, "layers", layers);
+	json_object_object_add(st, "map_bytes", json_object_new_uint64(r->stats->map_bytes));
+	js->stats = st; /* added last, in report_end */
+}
+
+static int json_end(struct sink *s, const struct report *r)
+{
+	struct json_state *js = s->state;
+	json_object *drops = json_object_new_object();
 	int ret;
 
-	format_iso8601(&r->wall, when, sizeof(when));
-	json_object_object_add(root, "time", json_object_new_string(when));
-	json_object_object_add(root, "interval_s", json_object_new_double(r->interval_s));
-	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
-			const struct cell_plan *cp = &r->plan->cells[layer][op];
-
-			if (!cp->wanted)
-				continue;
-			if (cp->src != SRC_NONE) {
-				if (totals)
-					json_object_array_add(
-					    totals, cell_json(layer, op, &r->cells[layer][op]));
-				if (!report_layer_broken_down(r, layer)) {
-					json_object_array_add(
-					    cells, cell_json(layer, op, &r->cells[layer][op]));
-					continue;
-				}
-				for (size_t i = 0; i < r->breakdowns->n; i++)
-					if (r->breakdowns->v[i].key.cell_idx == CELL_INDEX(layer, op))
-						json_object_array_add(
-						    cells, breakdown_json(r, &r->breakdowns->v[i]));
-				continue;
-			}
-			json_object *s = json_object_new_object();
-
-			json_object_object_add(s, "layer",
-					       json_object_new_string(layer_name(layer)));
-			json_object_object_add(s, "op", json_object_new_string(op_name(layer, op)));
-			json_object_object_add(s, "reason", json_object_new_string(cp->why));
-			json_object_array_add(skipped, s);
-		}
-	}
-	json_object_object_add(root, "cells", cells);
-	if (totals)
-		json_object_object_add(root, "totals", totals);
-	json_object_object_add(root, "skipped", skipped);
-	json_object_object_add(root, "dropped", json_object_new_uint64(r->dropped));
-	drops = json_object_new_object();
+	json_object_object_add(js->root, "cells", js->cells);
+	if (js->totals)
+		json_object_object_add(js->root, "totals", js->totals);
+	json_object_object_add(js->root, "skipped", js->skipped);
+	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i),
 				       json_object_new_uint64(r->drops[i]));
-	json_object_object_add(root, "dropped_by_reason", drops);
-	if (r->stats) {
-		json_object *st = json_object_new_object(), *layers = json_object_new_array();
-
-		for (unsigned int l = 0; l < NR_LAYERS; l++) {
-			const struct layer_cost *c = &r->stats->layers[l];
-			json_object *o;
-
-			if (!c->programs)
-				continue;
-			o = json_object_new_object();
-			json_object_object_add(o, "layer", json_object_new_string(layer_name(l)));
-			json_object_object_add(o, "programs", json_object_new_int(c->programs));
-			json_object_object_add(o, "runs", json_object_new_uint64(c->runs));
-			json_object_object_add(o, "run_time_ns",
-					       json_object_new_uint64(c->run_time_ns));
-			json_object_object_add(o, "events",
-					       json_object_new_uint64(report_layer_events(r, l)));
-			json_object_array_add(layers, o);
-		}
-		json_object_object_add(st, "layers", layers);
-		json_object_object_add(st, "map_bytes",
-				       json_object_new_uint64(r->stats->map_bytes));
-		json_object_object_add(root, "stats", st);
-	}
-	ret = fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN)) < 0
+	json_object_object_add(js->root, "dropped_by_reason", drops);
+	if (js->stats)
+		json_object_object_add(js->root, "stats", js->stats);
+	ret = fprintf(s->out, "%s\n",
+		      json_object_to_json_string_ext(js->root, JSON_C_TO_STRING_PLAIN)) < 0
 		  ? -1
 		  : 0;
-	fflush(out);
-	json_object_put(root);
+	if (fflush(s->out) || ferror(s->out))
+		ret = -1;
+	json_object_put(js->root);
+	*js = (struct json_state){ 0 };
 	return ret;
+}
+
+static void json_close(struct sink *s)
+{
+	free(s->state);
+	s->state = NULL;
+}
+
+static const struct sink_ops json_ops = {
+	.report_begin = json_begin,
+	.cell = json_cell,
+	.stats = json_stats,
+	.report_end = json_end,
+	.close = json_close,
+};
+
+int sink_json_open(struct sink *s, FILE *out)
+{
+	*s = (struct sink){ .ops = &json_ops, .out = out };
+	s->state = calloc(1, sizeof(struct json_state));
+	return s->state ? 0 : -1;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "layers.h"
 #include "report.h"
+#include "sink.h"
 
 #define BAR_WIDTH 40
 
@@ -80,8 +81,10 @@ static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit
 }
 
 /* One row per key, busiest first, --top per cell. */
-static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
+static void text_breakdown_rows(struct sink *s, const struct report *r)
 {
+	FILE *out = s->out;
+	enum unit unit = s->unit;
 	unsigned int shown = 0, cell = ~0U;
 
 	fprintf(out, "\n%-8s %-7s", "LAYER", "OP");
@@ -134,9 +137,10 @@ static void print_breakdown(FILE *out, const struct report *r, enum unit unit)
 	}
 }
 
-static void print_stats(FILE *out, const struct report *r)
+static void text_stats(struct sink *s, const struct report *r)
 {
 	const struct self_stats *st = r->stats;
+	FILE *out = s->out;
 
 	fprintf(out, "\n%-8s %6s %12s %14s %8s %12s %9s\n", "LAYER", "PROGS", "RUNS", "RUN_TIME_NS",
 		"NS/RUN", "EVENTS", "NS/EVENT");
@@ -159,33 +163,38 @@ static void print_stats(FILE *out, const struct report *r)
 		st->map_bytes, r->dropped);
 }
 
-void report_text(FILE *out, const struct report *r, enum unit unit)
+static void text_begin(struct sink *s, const struct report *r)
 {
-	const struct plan *plan = r->plan;
+	char when[40];
+	struct tm tm;
 
-	if (r->timestamp) {
-		char when[40];
-		struct tm tm;
+	if (!r->timestamp)
+		return;
+	localtime_r(&r->wall.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(s->out, "\n%s\n", when);
+}
 
-		localtime_r(&r->wall.tv_sec, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		fprintf(out, "\n%s\n", when);
-	}
+/* A traced cell with events: its histogram. */
+static void text_cell(struct sink *s, const struct report *r, unsigned int layer, unsigned int op)
+{
+	const struct cell_hist *c = &r->cells[layer][op];
 
-	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
-			const struct cell_hist *c = &r->cells[layer][op];
+	if (r->plan->cells[layer][op].src == SRC_NONE || !c->count)
+		return;
+	fprintf(s->out, "\n%s %s: %llu %s, latency in %s\n", layer_name(layer), op_name(layer, op),
+		(unsigned long long)c->count,
+		layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
+				   : (c->count == 1 ? "call" : "calls"),
+		unit_name(s->unit));
+	print_hist(s->out, c, s->unit);
+}
 
-			if (plan->cells[layer][op].src == SRC_NONE || !c->count)
-				continue;
-			fprintf(out, "\n%s %s: %llu %s, latency in %s\n", layer_name(layer),
-				op_name(layer, op), (unsigned long long)c->count,
-				layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
-						   : (c->count == 1 ? "call" : "calls"),
-				unit_name(unit));
-			print_hist(out, c, unit);
-		}
-	}
+/* The summary table, one row per traced cell. */
+static void text_cells_end(struct sink *s, const struct report *r)
+{
+	FILE *out = s->out;
+
 	fprintf(out, "\n%-8s %-7s %10s %12s %12s %12s %12s %12s %14s\n", "LAYER", "OP", "COUNT",
 		"AVG", "P50", "P90", "P99", "MAX", "TOTAL");
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
@@ -193,7 +202,7 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 			const struct cell_hist *c = &r->cells[layer][op];
 			char st[6][32];
 
-			if (plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == SRC_NONE)
 				continue;
 			if (!c->count) {
 				fprintf(out, "%-8s %-7s %10d %12s %12s %12s %12s %12s %14s\n",
@@ -201,17 +210,19 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 					"-", "-", "-");
 				continue;
 			}
-			fmt_stats(st, c, unit);
+			fmt_stats(st, c, s->unit);
 			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s\n",
 				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
 				st[0], st[1], st[2], st[3], st[4], st[5]);
 		}
 	}
-	if (r->breakdowns)
-		print_breakdown(out, r, unit);
-	if (r->stats)
-		print_stats(out, r);
-	fprintf(out, "(times in %s over %.3f s", unit_name(unit), r->interval_s);
+}
+
+static int text_end(struct sink *s, const struct report *r)
+{
+	FILE *out = s->out;
+
+	fprintf(out, "(times in %s over %.3f s", unit_name(s->unit), r->interval_s);
 	if (r->dropped) {
 		fprintf(out, "; %" PRIu64 " events DROPPED:", r->dropped);
 		for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
@@ -219,4 +230,20 @@ void report_text(FILE *out, const struct report *r, enum unit unit)
 				fprintf(out, " %" PRIu64 " %s", r->drops[i], drop_reason_name(i));
 	}
 	fprintf(out, ")\n");
+	return fflush(out) || ferror(out) ? -1 : 0;
+}
+
+static const struct sink_ops text_ops = {
+	.report_begin = text_begin,
+	.cell = text_cell,
+	.cells_end = text_cells_end,
+	.breakdown_rows = text_breakdown_rows,
+	.stats = text_stats,
+	.report_end = text_end,
+};
+
+int sink_text_open(struct sink *s, FILE *out, enum unit unit)
+{
+	*s = (struct sink){ .ops = &text_ops, .out = out, .unit = unit };
+	return 0;
 }

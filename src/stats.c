@@ -4,7 +4,6 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "layers.h"
 #include "stats.h"
 #include "iostackbreak.skel.h"
 
@@ -37,27 +36,37 @@ static uint64_t fd_memlock(int fd)
 	return v;
 }
 
+/* Adds one program's run count and time to its layer. */
+static int add_prog(struct self_stats *out, struct bpf_program *prog, unsigned int layer)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = prog ? bpf_program__fd(prog) : -1;
+
+	if (fd < 0)
+		return 0; /* not loaded: the plan did not need it */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	out->layers[layer].programs++;
+	out->layers[layer].runs += info.run_cnt;
+	out->layers[layer].run_time_ns += info.run_time_ns;
+	return 0;
+}
+
 int stats_read(struct tracer *t, struct self_stats *out)
 {
-	struct bpf_program *prog;
 	struct bpf_map *map;
+	int err;
 
 	memset(out, 0, sizeof(*out));
-	bpf_object__for_each_program (prog, t->skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog), layer;
+	for (unsigned int i = 0; i < t->progs.n; i++) {
+		const struct prog_ref *r = &t->progs.refs[i];
 
-		if (fd < 0)
-			continue; /* not loaded: the plan did not need it */
-		layer = layer_of_program(bpf_program__name(prog));
-		if (layer < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			return -errno;
-		out->layers[layer].programs++;
-		out->layers[layer].runs += info.run_cnt;
-		out->layers[layer].run_time_ns += info.run_time_ns;
+		err = add_prog(out, r->entry, r->layer);
+		if (!err)
+			err = add_prog(out, r->exit, r->layer);
+		if (err)
+			return err;
 	}
 	bpf_object__for_each_map (map, t->skel->obj) {
 		int fd = bpf_map__fd(map);
@@ -66,13 +75,4 @@ int stats_read(struct tracer *t, struct self_stats *out)
 			out->map_bytes += fd_memlock(fd);
 	}
 	return 0;
-}
-
-void stats_diff(struct self_stats *out, const struct self_stats *cur, const struct self_stats *prev)
-{
-	*out = *cur;
-	for (unsigned int l = 0; l < NR_LAYERS; l++) {
-		out->layers[l].runs -= prev->layers[l].runs;
-		out->layers[l].run_time_ns -= prev->layers[l].run_time_ns;
-	}
 }

@@ -26,8 +26,4 @@ int stats_enable(char *err, size_t errsz);
 
 int stats_read(struct tracer *t, struct self_stats *out);
 
-/* cur - prev for runs and time; programs and memory from cur. */
-void stats_diff(struct self_stats *out, const struct self_stats *cur,
-		const struct self_stats *prev);
-
 #endif /* STATS_H */

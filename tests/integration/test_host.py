@@ -281,12 +281,15 @@ def ctrl_c_and_sigterm_leave_nothing_attached():
 def interval_reports_add_up_to_the_whole():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         path = os.path.join(tmp, "data")
-        # 2000 reads 1 ms apart: about 2.5 s, so over several intervals.
-        work = Work("-c", "-P", "1000", "pread", "2000", path)
+        # 2000 reads 1 ms apart: about 2.5 s, so over several intervals. The
+        # workload stays alive (-x) until the three reports are out: a -p
+        # run ends when its processes do.
+        work = Work("-c", "-x", "-P", "1000", "pread", "2000", path)
         tool = Tool("-T", "syscall", "-p", str(work.pid), "--json", "1", "3")
         work.go()
-        result = work.finish()
+        result = work.finish_held()
         rc, out, err = tool.wait(timeout=30)
+        work.release()
         assert rc == 0, err
         reports = [json.loads(l) for l in out.splitlines()]
         assert len(reports) == 3, out

@@ -242,13 +242,9 @@ Test(cell_percentile, exact_for_small_values)
 /*
  * The rank itself, for every whole p and n up to 200: k samples of 1 then
  * n - k of 5 (both exact buckets). With k the true rank of p the answer
- * is 1; with one sample fewer it is 5. Off by one either way shows.
- * BUG (src/hist.c, cell_percentile): the rank is ceil(p / 100.0 * n) in
- * floating point, and p / 100.0 is inexact: for p = 7, n = 100 it gives
- * 7.000000000000001, so rank 8, not 7 (27 pairs up to n = 200, p in 7,
- * 14, 28, 34, 55, 56, 68). p = 50, 90, 99, 100, used by the reports, are
- * not hit.
- * Expected failure until the rank is computed in integers.
+ * is 1; with one sample fewer it is 5. Off by one either way shows: a rank
+ * computed in floating point (ceil(p / 100.0 * n)) fails for p = 7,
+ * n = 100, where p / 100.0 * n is 7.000000000000001.
  */
 Test(cell_percentile, nearest_rank_exact)
 {
@@ -284,11 +280,7 @@ Test(cell_percentile, nearest_rank_exact)
 
 /*
  * The largest sample is known exactly (max_ns), so the nearest-rank p100
- * must be it, not an estimate inside its bucket.
- * BUG (src/hist.c, cell_percentile): p=100 interpolates within the top
- * bucket and returns less than max_ns whenever that bucket is wider than
- * 1 ns and max_ns is not at its interpolated point. Expected failure until
- * fixed.
+ * must be it, not an estimate interpolated inside the top bucket.
  */
 Test(cell_percentile, p100_is_max)
 {
@@ -509,12 +501,8 @@ Test(cell_log2, slots_match_samples)
 
 /*
  * Values of 2^40 ns and more belong in the last, open-ended slot
- * (LOG2_SLOTS - 1, printed as "..."), values just below 2^40 in slot 39.
- * BUG (src/hist.c cell_log2 with bpf/hist_bucket.h): the last bucket
- * (lo = 15 * 2^36) holds both [15 * 2^36, 2^40) and everything from 2^40
- * up, and cell_log2() folds it into slot 39, so slot 40 is never filled
- * and values of 2^40 ns and more are counted under "2^39 -> 2^40-1".
- * Expected failure until the bucket layout gives >= 2^40 its own bucket.
+ * (LOG2_SLOTS - 1, printed as "..."), values just below 2^40 in slot 39:
+ * the open-ended bucket must not be folded in with [15 * 2^36, 2^40).
  */
 Test(cell_log2, values_from_2_40_in_last_slot)
 {

@@ -9,6 +9,7 @@
  * (d) FAKE_NO_BTF       no kernel BTF, kprobes work
  */
 #include "unit.h"
+#include "cells.h"
 
 #define LAYER(l) (1U << (l))
 #define MAX_NEEDLES 4
@@ -257,7 +258,7 @@ Test(planner, tracepoints_only_auto)
 	for (unsigned int op = FSOP_READ; op < FSOP_FSYNC; op++)
 		expect_cell(LAYER_EXT4, op, SRC_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
 	/* ext4 has tracepoints around fsync: the one op that still works. */
-	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file"),
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file_enter"),
 		    T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
 	expect_layer(LAYER_BTRFS, SRC_NONE, NULL, NULL);
 	expect_blk(SRC_TP_BTF, NULL);
@@ -356,7 +357,7 @@ Test(planner, attach_tracepoint)
 	expect_cell(LAYER_VFS, FSOP_OPEN, SRC_NONE, NULL,
 		    T("vfs has no tracepoint source for open"));
 	expect_cell(LAYER_EXT4, FSOP_READ, SRC_NONE, NULL, T("has no tracepoint source"));
-	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file"), NULL);
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file_enter"), NULL);
 	expect_blk(SRC_TP_BTF, NULL);
 	cr_assert_eq(plan.cells[LAYER_BLK][BLKOP_READ].why[0], '\0',
 		     "blk is traced by tracepoints, nothing passed over: %s",
@@ -642,73 +643,27 @@ Test(planner, print_prefix_and_fallback)
 	membuf_free(&m);
 }
 
-/* ---- Candidates and the BPF object's slots ---- */
+/* ---- The table of cells ---- */
 
-Test(planner, fn_slots_match_candidates)
+/* Every fs-like cell has targets, none has more than a plan can hold. */
+Test(planner, every_cell_has_targets_that_fit_a_plan)
 {
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		for (unsigned int op = 0; op < NR_OPS; op++) {
-			const char *const *c = cell_candidates(l, op);
-			unsigned int n = 0;
+			unsigned int ids[NR_CELL_TARGETS], n = 0;
 
-			while (c[n])
-				n++;
-			cr_assert_eq(cell_fn_slots(l, op), n, "%s op %u", layer_name(l), op);
-			cr_assert_leq(n, MAX_TARGETS, "%s op %u: more candidates than targets",
+			for (unsigned int k = TARGET_SYSCALL; k <= TARGET_TP; k++)
+				n += cell_targets_of(l, op, (enum target_kind)k, ids,
+						     NR_CELL_TARGETS);
+			cr_assert_leq(n, MAX_TARGETS, "%s op %u: more targets than a plan holds",
 				      layer_name(l), op);
 			if (l == LAYER_BLK || op >= NR_FS_OPS)
 				cr_assert_eq(n, 0, "%s op %u has no functions", layer_name(l), op);
 			else
-				cr_assert_gt(n, 0, "%s %s has no candidate", layer_name(l),
+				cr_assert_gt(n, 0, "%s %s has no target", layer_name(l),
 					     op_name(l, op));
 		}
 	}
-}
-
-static int op_by_name(unsigned int layer, const char *name)
-{
-	for (unsigned int op = 0; op < layer_nr_ops(layer); op++)
-		if (!strcmp(op_name(layer, op), name))
-			return (int)op;
-	return -1;
-}
-
-/*
- * The BPF object declares one fentry slot per candidate with lines like
- * "FN_CELL3(vfs, LAYER_VFS, read, FSOP_READ, true)". The planner may hand
- * attach.c at most that many targets, so the two must agree.
- */
-Test(planner, bpf_object_slots_match)
-{
-	char *src = unit_read_file("bpf/iostackbreak.bpf.c");
-	unsigned int seen[NR_LAYERS][NR_OPS] = { { 0 } };
-	unsigned int nr_lines = 0;
-
-	cr_assert_not_null(src, "cannot read bpf/iostackbreak.bpf.c (run from the repo root)");
-	for (char *line = strtok(src, "\n"); line; line = strtok(NULL, "\n")) {
-		char lname[32], oname[32];
-		unsigned int n;
-		int layer, op;
-
-		/* Declarations start the line; the macro definitions are #define. */
-		if (sscanf(line, "FN_CELL%u(%31[^,], %*[^,], %31[^,],", &n, lname, oname) != 3)
-			continue;
-		nr_lines++;
-		layer = layer_by_name(lname);
-		cr_assert_geq(layer, 0, "unknown layer in: %s", line);
-		op = op_by_name((unsigned int)layer, oname);
-		cr_assert_geq(op, 0, "unknown op in: %s", line);
-		seen[layer][op]++;
-		cr_assert_eq(n, cell_fn_slots((unsigned int)layer, (unsigned int)op),
-			     "%s: BPF has %u slots, the planner %u candidates", line, n,
-			     cell_fn_slots((unsigned int)layer, (unsigned int)op));
-	}
-	free(src);
-	cr_assert_gt(nr_lines, 0, "no FN_CELLn( lines found: has the file's format changed?");
-	for (unsigned int l = 0; l < LAYER_BLK; l++)
-		for (unsigned int op = 0; op < NR_FS_OPS; op++)
-			cr_assert_eq(seen[l][op], 1, "%s %s declared %u times in the BPF object",
-				     layer_name(l), op_name(l, op), seen[l][op]);
 }
 
 Test(planner, source_names)

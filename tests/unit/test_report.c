@@ -9,6 +9,7 @@
  */
 #include <json-c/json.h>
 #include "unit.h"
+#include "sink.h"
 
 #define WHY_VFS "fentry: trial refused; kprobe: no kprobes"
 #define WHY_EXT4 "fentry: trial refused; kprobe: no kprobes (ext4)"
@@ -106,8 +107,11 @@ static void make_report(void)
 static char *render_text(enum unit unit)
 {
 	struct membuf m;
+	struct sink sink;
 
-	report_text(membuf_open(&m), &rep, unit);
+	sink_text_open(&sink, membuf_open(&m), unit);
+	cr_assert_eq(sink_write(&sink, &rep), 0);
+	sink_close(&sink);
 	membuf_close(&m);
 	return m.buf;
 }
@@ -115,8 +119,11 @@ static char *render_text(enum unit unit)
 static char *render_json(void)
 {
 	struct membuf m;
+	struct sink sink;
 
-	cr_assert_eq(report_json(membuf_open(&m), &rep), 0);
+	cr_assert_eq(sink_json_open(&sink, membuf_open(&m)), 0);
+	cr_assert_eq(sink_write(&sink, &rep), 0);
+	sink_close(&sink);
 	membuf_close(&m);
 	return m.buf;
 }

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+#include "cells.h"
+
+const struct cell_target cell_targets[NR_CELL_TARGETS] = {
+#define SYSCALL(o, n) { .layer = LAYER_SYSCALL, .op = o, .kind = TARGET_SYSCALL, .name = #n },
+#define KFUNC(l, o, f) { .layer = l, .op = o, .kind = TARGET_KFUNC, .name = #f },
+#define CELL_TP(l, o, cat, enter, exit)                                                            \
+	{ .layer = l,                                                                              \
+	  .op = o,                                                                                 \
+	  .kind = TARGET_TP,                                                                       \
+	  .name = #enter,                                                                          \
+	  .exit_tp = #exit,                                                                        \
+	  .category = #cat },
+#include "cells.def"
+};
+
+unsigned int cell_targets_of(unsigned int layer, unsigned int op, enum target_kind kind,
+			     unsigned int *ids, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < NR_CELL_TARGETS && n < max; i++) {
+		const struct cell_target *t = &cell_targets[i];
+
+		if (t->layer == layer && t->op == op && t->kind == kind)
+			ids[n++] = i;
+	}
+	return n;
+}
+
+const char *const blk_tp_names[NR_BLK_TPS] = {
+#define BLK_TP(id, name) [id] = #name,
+#include "cells.def"
+};
+
+int blk_tp_by_name(const char *name)
+{
+	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++)
+		if (!strcmp(name, blk_tp_names[tp]))
+			return (int)tp;
+	return -1;
+}

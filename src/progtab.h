@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF programs of the object, resolved once after open into a table:
+ * which program times which target of which cell, by which method. The
+ * attach code and --stats both read it; nothing looks a program up by a
+ * name built at run time.
+ */
+#ifndef PROGTAB_H
+#define PROGTAB_H
+
+#include "cells.h"
+#include "planner.h"
+
+struct iostackbreak_bpf;
+struct bpf_program;
+
+/* How a program attaches, which is also how it is selected. */
+enum prog_method {
+	METHOD_TRACEPOINT, /* syscalls:sys_*_<name> or a cell's own tracepoints */
+	METHOD_FENTRY,
+	METHOD_KPROBE,
+	METHOD_TP_BTF, /* block layer */
+	METHOD_RAW_TP, /* block layer */
+	NR_METHODS,
+};
+
+struct prog_ref {
+	struct bpf_program *entry; /* blk: the program */
+	struct bpf_program *exit;  /* blk: NULL */
+	unsigned char layer, op;   /* blk: op is 0, the program serves every op */
+	enum prog_method method;
+	int target_id;	    /* index in cell_targets; blk: -1 */
+	enum blk_tp blk_tp; /* blk only */
+};
+
+/* Per target, its tracepoint, fentry and kprobe pairs; then the blk ones. */
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2)
+
+struct progtab {
+	struct prog_ref refs[NR_PROG_REFS];
+	unsigned int n;
+};
+
+/* Fills the table from an opened (not necessarily loaded) skeleton. */
+void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel);
+
+/* The pair of a cell target for a method, or NULL if it has none. */
+const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int target_id,
+				      enum prog_method method);
+
+/* The program of a block tracepoint for tp_btf or raw_tp. */
+const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
+				   enum prog_method method);
+
+/* The method of a plan source. */
+enum prog_method source_method(enum source src);
+
+#endif /* PROGTAB_H */

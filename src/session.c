@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A tracing session: configuration -> knobs -> start -> loop -> report ->
+ * stop. One poll() loop waits on every source of work, each a descriptor:
+ * a signalfd for the stop signals and SIGCHLD, a timerfd for interval
+ * reports and one for --duration, a pidfd per -p target. A new source (a
+ * ring buffer, an HTTP listener) is one more descriptor in the loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "cgroup.h"
+#include "collect.h"
+#include "command.h"
+#include "disk.h"
+#include "layers.h"
+#include "probe.h"
+#include "report.h"
+#include "session.h"
+#include "sink.h"
+
+enum end_reason {
+	END_NONE,
+	END_SIGNAL,	  /* SIGINT or SIGTERM */
+	END_COMMAND,	  /* the -- COMMAND exited */
+	END_DURATION,	  /* --duration elapsed */
+	END_COUNT,	  /* the last of `count` interval reports is out */
+	END_TARGETS_GONE, /* every -p process exited */
+	END_ERROR,
+};
+
+struct session {
+	const struct config *cfg;
+	const sigset_t *child_mask; /* the signal mask a command runs with */
+	struct kcaps caps;
+	bool have_caps;
+	struct plan plan;
+	struct tracer_knobs knobs;
+	struct tracer tracer;
+	struct command cmd;
+	struct sink sink;
+	struct snapshot prev, cur;
+	bool have_prev;		/* prev holds the last interval's snapshot */
+	struct timespec t_last; /* when the interval being measured began */
+	int sig_fd, tick_fd, end_fd, stats_fd;
+	int pid_fd[MAX_PID_FILTER]; /* -1 once that process has exited */
+	unsigned int nr_pid_fds, nr_alive;
+	unsigned int reports;
+	enum end_reason end;
+	int exit_code;
+};
+
+static bool verbose;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One line on stderr, prefixed with the tool's name. */
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("iostackbreak: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	/* libbpf's own messages only with -v: ours say what to do. */
+	return verbose ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* CAP_BPF + CAP_PERFMON (5.8+) or CAP_SYS_ADMIN, in the effective set. */
+static bool has_bpf_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = {};
+	unsigned long long eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	eff = ((unsigned long long)data[1].effective << 32) | data[0].effective;
+	if (eff & (1ULL << CAP_SYS_ADMIN))
+		return true;
+	return (eff & (1ULL << 39)) && (eff & (1ULL << 38)); /* CAP_BPF, CAP_PERFMON */
+}
+
+static double seconds_between(const struct timespec *from, const struct timespec *to)
+{
+	return (double)(to->tv_sec - from->tv_sec) + (double)(to->tv_nsec - from->tv_nsec) / 1e9;
+}
+
+/* A timerfd firing after secs seconds, and every secs seconds if periodic. */
+static int timer_open(unsigned int secs, bool periodic)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = secs } };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (periodic)
+		its.it_interval = its.it_value;
+	if (fd >= 0 && timerfd_settime(fd, 0, &its, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Has a stop signal arrived (and not yet been read from the signalfd)? */
+static bool stop_pending(void)
+{
+	sigset_t pending;
+
+	if (sigpending(&pending))
+		return false;
+	return sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM);
+}
+
+static void name_disk(uint32_t dev, char *buf, size_t sz)
+{
+	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
+
+	if (disk_name("/sys", id, buf, sz))
+		format_kdev(dev, buf, sz);
+}
+
+/* -p: each process must exist; a pidfd tells the loop when it exits. */
+static int watch_pids(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+
+	for (unsigned int i = 0; i < cfg->nr_pids; i++) {
+		int fd = (int)syscall(SYS_pidfd_open, cfg->pids[i], 0);
+
+		if (fd < 0 && errno == ESRCH) {
+			say("no process with PID %d: check the PID (it may have exited)",
+			    cfg->pids[i]);
+			return -1;
+		}
+		/* Before 5.3 there are no pidfds: trace on, until stopped. */
+		if (fd >= 0) {
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+			s->pid_fd[s->nr_pid_fds++] = fd;
+		}
+		s->knobs.tgids[s->knobs.nr_tgids++] = cfg->pids[i];
+	}
+	s->nr_alive = s->nr_pid_fds;
+	return 0;
+}
+
+/* Command line -> the knobs of the BPF programs, checking every target. */
+static int set_knobs(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+	struct tracer_knobs *k = &s->knobs;
+	struct disk_id disk;
+	char err[512];
+
+	k->cgroup_fd = -1;
+	if (watch_pids(s))
+		return -1;
+	if (cfg->tid && kill(cfg->tid, 0) && errno == ESRCH) {
+		say("no thread with TID %d: check the TID (it may have exited)", cfg->tid);
+		return -1;
+	}
+	k->tid = cfg->tid;
+	k->comm = cfg->comm;
+	if (cfg->cgroup) {
+		k->cgroup_fd = open_cgroup(cfg->cgroup, err, sizeof(err));
+		if (k->cgroup_fd < 0) {
+			say("%s", err);
+			return -1;
+		}
+	}
+	if (cfg->disk) {
+		if (disk_resolve("/sys", cfg->disk, &disk, err, sizeof(err))) {
+			say("%s", err);
+			return -1;
+		}
+		k->filter_dev = true;
+		k->dev_major = disk.major;
+		k->dev_minor = disk.minor;
+	}
+	k->by_pid = cfg->per_process;
+	k->by_disk = cfg->per_disk;
+	k->by_flags = cfg->per_flags;
+	k->max_keys = cfg->max_keys;
+	k->queued = cfg->queued;
+	return 0;
+}
+
+/* Layers named with -T that cannot be traced at all: one line each. */
+static int check_layers(const struct session *s)
+{
+	unsigned int failed = plan_failed_layers(&s->plan, s->cfg);
+	char line[1024];
+
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		if (!(failed & (1U << layer)))
+			continue;
+		plan_layer_error(&s->plan, layer, line, sizeof(line));
+		say("%s", line);
+	}
+	return failed ? -1 : 0;
+}
+
+/*
+ * Probe, plan, load and attach. Returns 0 when tracing (or when stopped by
+ * a signal before that), -1 after saying why not. A stop signal that comes
+ * during start-up stays pending (it is blocked) and ends the run as soon as
+ * what is being attached is whole.
+ */
+static int session_start(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+	char err[512];
+
+	if (set_knobs(s))
+		return -1;
+	if (kcaps_probe(&s->caps, err, sizeof(err))) {
+		say("%s", err);
+		return -1;
+	}
+	s->have_caps = true;
+	plan_build(&s->caps, cfg, &s->plan);
+	if (check_layers(s))
+		return -1;
+	if (stop_pending())
+		return 0;
+	if (cfg->command) {
+		if (command_spawn(&s->cmd, cfg->command, s->child_mask)) {
+			say("cannot start %s: %s", cfg->command[0], strerror(errno));
+			return -1;
+		}
+		s->knobs.tgids[0] = s->cmd.pid;
+		s->knobs.nr_tgids = 1;
+	}
+	/* Before attaching: every run of our programs is then accounted. */
+	if (cfg->stats) {
+		s->stats_fd = stats_enable(err, sizeof(err));
+		if (s->stats_fd < 0) {
+			say("%s", err);
+			return -1;
+		}
+	}
+	if (tracer_start(&s->tracer, &s->plan, &s->knobs, err, sizeof(err))) {
+		say("%s", err);
+		return -1;
+	}
+	if (check_layers(s))
+		return -1;
+	s->tracer.with_stats = cfg->stats;
+	if (cfg->verbose)
+		plan_print(&s->plan, stderr);
+	if (!cfg->plan_only && !plan_nr_traced(&s->plan)) {
+		say("nothing to trace on this kernel: see iostackbreak --plan");
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens the sink chosen by the options. */
+static int open_sink(struct session *s)
+{
+	if (s->cfg->json)
+		return sink_json_open(&s->sink, stdout);
+	return sink_text_open(&s->sink, stdout, s->cfg->unit);
+}
+
+/* Reads the maps and writes the report since the last one (or the start). */
+static int write_report(struct session *s, bool interval)
+{
+	struct timespec now;
+	struct report r;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	err = snapshot_take(&s->tracer, &s->cur);
+	if (!err)
+		err = report_build(&r, s->cfg, &s->plan, &s->cur, s->have_prev ? &s->prev : NULL,
+				   seconds_between(&s->t_last, &now), name_disk);
+	if (err) {
+		say("cannot read the BPF maps: %s", strerror(-err));
+		return -1;
+	}
+	err = sink_write(&s->sink, &r);
+	report_release(&r);
+	if (err) {
+		say("cannot write the report: %s", strerror(errno));
+		return -1;
+	}
+	if (interval) {
+		snapshot_free(&s->prev);
+		s->prev = s->cur;
+		memset(&s->cur, 0, sizeof(s->cur));
+		s->have_prev = true;
+		s->t_last = now;
+	}
+	return 0;
+}
+
+/* The signalfd is readable: a stop signal, or the command's SIGCHLD. */
+static void on_signal(struct session *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			if (command_reap(&s->cmd))
+				s->end = END_COMMAND;
+		} else {
+			s->end = END_SIGNAL;
+		}
+	}
+}
+
+static void on_tick(struct session *s)
+{
+	uint64_t expirations;
+
+	if (read(s->tick_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	if (write_report(s, true))
+		s->end = END_ERROR;
+	else if (s->cfg->count && ++s->reports >= s->cfg->count)
+		s->end = END_COUNT;
+}
+
+static void on_target_exit(struct session *s, unsigned int i)
+{
+	close(s->pid_fd[i]);
+	s->pid_fd[i] = -1;
+	if (!--s->nr_alive)
+		s->end = END_TARGETS_GONE;
+}
+
+static int session_loop(struct session *s)
+{
+	struct pollfd fds[3 + MAX_PID_FILTER];
+	unsigned int pid_of[3 + MAX_PID_FILTER];
+
+	while (s->end == END_NONE) {
+		nfds_t n = 0;
+
+		fds[n++] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = s->tick_fd, .events = POLLIN };
+		fds[n++] = (struct pollfd){ .fd = s->end_fd, .events = POLLIN };
+		for (unsigned int i = 0; i < s->nr_pid_fds; i++) {
+			if (s->pid_fd[i] < 0)
+				continue;
+			pid_of[n] = i;
+			fds[n++] = (struct pollfd){ .fd = s->pid_fd[i], .events = POLLIN };
+		}
+		if (poll(fds, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			say("poll: %s", strerror(errno));
+			return -1;
+		}
+		if (fds[0].revents)
+			on_signal(s);
+		if (fds[1].revents && s->end == END_NONE)
+			on_tick(s);
+		if (fds[2].revents && s->end == END_NONE)
+			s->end = END_DURATION;
+		for (nfds_t i = 3; i < n; i++)
+			if (fds[i].revents)
+				on_target_exit(s, pid_of[i]);
+	}
+	return s->end == END_ERROR ? -1 : 0;
+}
+
+/* Says how a run ended when that is not the user's own doing. */
+static void say_why_ended(const struct session *s)
+{
+	if (s->end == END_TARGETS_GONE)
+		say("every process given with -p has exited: run ended");
+}
+
+static void session_stop(struct session *s)
+{
+	snapshot_free(&s->cur);
+	snapshot_free(&s->prev);
+	tracer_stop(&s->tracer);
+	sink_close(&s->sink);
+	if (s->knobs.cgroup_fd >= 0)
+		close(s->knobs.cgroup_fd);
+	if (s->stats_fd >= 0)
+		close(s->stats_fd); /* the kernel stops its accounting with it */
+	for (unsigned int i = 0; i < s->nr_pid_fds; i++)
+		if (s->pid_fd[i] >= 0)
+			close(s->pid_fd[i]);
+	if (s->have_caps)
+		kcaps_free(&s->caps);
+	if (s->cmd.pid)
+		command_cleanup(&s->cmd);
+	if (s->tick_fd >= 0)
+		close(s->tick_fd);
+	if (s->end_fd >= 0)
+		close(s->end_fd);
+	close(s->sig_fd);
+}
+
+int session_run(const struct config *cfg, const sigset_t *stop_signals, const sigset_t *child_mask)
+{
+	static struct session sess;
+	struct session *s = &sess;
+	int ret = 1;
+
+	*s = (struct session){
+		.cfg = cfg,
+		.child_mask = child_mask,
+		.tick_fd = -1,
+		.end_fd = -1,
+		.stats_fd = -1,
+	};
+	verbose = cfg->verbose;
+	libbpf_set_print(libbpf_print);
+	s->sig_fd = signalfd(-1, stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (s->sig_fd < 0) {
+		say("signalfd: %s", strerror(errno));
+		return 1;
+	}
+	if (!has_bpf_caps()) {
+		say("needs root, or the capabilities CAP_BPF and CAP_PERFMON (or "
+		    "CAP_SYS_ADMIN): run it with sudo");
+		goto out;
+	}
+	if (session_start(s))
+		goto out;
+	ret = 0;
+	if (cfg->plan_only) {
+		plan_print(&s->plan, stdout);
+		goto out;
+	}
+	if (stop_pending())
+		goto out; /* stopped before tracing began: nothing to report */
+	if (open_sink(s)) {
+		say("out of memory");
+		ret = 1;
+		goto out;
+	}
+	report_skipped_text(stderr, &s->plan);
+	if (cfg->interval)
+		s->tick_fd = timer_open(cfg->interval, true);
+	if (cfg->duration)
+		s->end_fd = timer_open(cfg->duration, false);
+	if ((cfg->interval && s->tick_fd < 0) || (cfg->duration && s->end_fd < 0)) {
+		say("timerfd: %s", strerror(errno));
+		ret = 1;
+		goto out;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->t_last);
+	if (cfg->command)
+		fprintf(stderr, "Tracing %s (pid %d). Hit Ctrl-C to end.\n", cfg->command[0],
+			s->cmd.pid);
+	else
+		fprintf(stderr, "Tracing I/O latency by layer. Hit Ctrl-C to end.\n");
+	if (cfg->command && command_release(&s->cmd))
+		say("cannot release %s: %s", cfg->command[0], strerror(errno));
+	if (session_loop(s)) {
+		ret = 1;
+		goto out;
+	}
+	/* Stopped, or the command or the targets ended: what is not reported yet. */
+	if (s->end != END_COUNT && write_report(s, false)) {
+		ret = 1;
+		goto out;
+	}
+	say_why_ended(s);
+	if (s->end == END_COMMAND)
+		ret = command_exit_code(&s->cmd);
+out:
+	session_stop(s);
+	return ret;
+}

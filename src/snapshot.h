@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What the kernel's maps held at one instant, summed over CPUs. Reports are
+ * differences of two snapshots. */
+#ifndef SNAPSHOT_H
+#define SNAPSHOT_H
+
+#include <stdint.h>
+#include "breakdown.h"
+#include "hist.h"
+#include "stats.h"
+
+struct snapshot {
+	struct cell_hist cells[NR_LAYERS][NR_OPS];
+	uint64_t drops[NR_DROP_REASONS];
+	struct breakdown_set breakdowns; /* sorted by key */
+	struct self_stats stats;	 /* with --stats */
+};
+
+#endif /* SNAPSHOT_H */

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF object against the table of cells, without root: the skeleton is
+ * opened (ELF parsing only, nothing is loaded) and every program the attach
+ * code can ask for must be there, with the section its method needs, and
+ * every program of the object must serve some cell.
+ */
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "unit.h"
+#include "cells.h"
+#include "progtab.h"
+#include "iostackbreak.skel.h"
+
+static struct iostackbreak_bpf *skel;
+static struct progtab pt;
+
+static void open_skel(void)
+{
+	skel = iostackbreak_bpf__open();
+	cr_assert_not_null(skel, "cannot open the BPF object");
+	progtab_resolve(&pt, skel);
+}
+
+static void close_skel(void)
+{
+	iostackbreak_bpf__destroy(skel);
+}
+
+/* The section a program of this ref must have: what libbpf attaches by. */
+static void expect_sections(const struct prog_ref *r, char *in, char *out, size_t sz)
+{
+	const struct cell_target *t = r->target_id >= 0 ? &cell_targets[r->target_id] : NULL;
+
+	switch (r->method) {
+	case METHOD_TRACEPOINT:
+		if (t->kind == TARGET_SYSCALL) {
+			snprintf(in, sz, "tracepoint/syscalls/sys_enter_%s", t->name);
+			snprintf(out, sz, "tracepoint/syscalls/sys_exit_%s", t->name);
+		} else {
+			snprintf(in, sz, "tracepoint/%s/%s", t->category, t->name);
+			snprintf(out, sz, "tracepoint/%s/%s", t->category, t->exit_tp);
+		}
+		break;
+	case METHOD_FENTRY:
+		snprintf(in, sz, "fentry");
+		snprintf(out, sz, "fexit");
+		break;
+	case METHOD_KPROBE:
+		snprintf(in, sz, "kprobe");
+		snprintf(out, sz, "kretprobe");
+		break;
+	case METHOD_TP_BTF:
+		snprintf(in, sz, "tp_btf/%s", blk_tp_names[r->blk_tp]);
+		break;
+	case METHOD_RAW_TP:
+		snprintf(in, sz, "raw_tp/%s", blk_tp_names[r->blk_tp]);
+		break;
+	default:
+		cr_assert_fail("unknown method %d", r->method);
+	}
+}
+
+Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_skel)
+{
+	for (unsigned int i = 0; i < NR_CELL_TARGETS; i++) {
+		const struct cell_target *t = &cell_targets[i];
+		bool tp = t->kind != TARGET_KFUNC, fn = t->kind != TARGET_TP;
+
+		cr_assert_eq(progtab_target(&pt, i, METHOD_TRACEPOINT) != NULL, tp, "%s", t->name);
+		cr_assert_eq(progtab_target(&pt, i, METHOD_FENTRY) != NULL, fn, "%s", t->name);
+		cr_assert_eq(progtab_target(&pt, i, METHOD_KPROBE) != NULL, fn, "%s", t->name);
+	}
+	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
+		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
+		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
+	}
+}
+
+Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fini = close_skel)
+{
+	for (unsigned int i = 0; i < pt.n; i++) {
+		const struct prog_ref *r = &pt.refs[i];
+		char in[128] = "", out[128] = "";
+
+		expect_sections(r, in, out, sizeof(in));
+		cr_assert_not_null(r->entry, "ref %u has no program", i);
+		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
+				 bpf_program__name(r->entry));
+		if (r->layer == LAYER_BLK) {
+			cr_assert_null(r->exit);
+			continue;
+		}
+		cr_assert_not_null(r->exit, "%s has no exit program", bpf_program__name(r->entry));
+		cr_assert_str_eq(bpf_program__section_name(r->exit), out, "program %s",
+				 bpf_program__name(r->exit));
+	}
+}
+
+/* No program of the object is left out of the table, none is in it twice. */
+Test(progtab, every_program_serves_exactly_one_ref, .init = open_skel, .fini = close_skel)
+{
+	struct bpf_program *p;
+	unsigned int nr_progs = 0;
+
+	bpf_object__for_each_program (p, skel->obj) {
+		unsigned int uses = 0;
+
+		nr_progs++;
+		for (unsigned int i = 0; i < pt.n; i++)
+			uses += (pt.refs[i].entry == p) + (pt.refs[i].exit == p);
+		cr_assert_eq(uses, 1, "program %s (%s) is used %u times by the table",
+			     bpf_program__name(p), bpf_program__section_name(p), uses);
+	}
+	cr_assert_gt(nr_progs, NR_CELL_TARGETS);
+}
