@@ -96,6 +96,10 @@ struct rq_start {
 	__u32 pad;
 };
 
+/* System call numbers the raw syscall source can map to a cell (all the
+ * table's on x86-64 and arm64 are below 512). */
+#define SYSNR_SLOTS 512
+
 /* Kernel dev_t encoding (MKDEV in include/linux/kdev_t.h), not glibc's. */
 #define KDEV_MINORBITS 20
 #define KDEV_MAKE(major, minor) (((__u32)(major) << KDEV_MINORBITS) | (__u32)(minor))

@@ -93,7 +93,11 @@ static int select_programs(struct tracer *t, const struct plan *plan, char *err,
 					break;
 				case SRC_TP_BTF:
 				case SRC_RAW_TP:
-					load_pair(blk_prog(t, cp, i));
+					if (layer == LAYER_SYSCALL)
+						load_pair(progtab_raw_syscalls(
+						    &t->progs, source_method(cp->src)));
+					else
+						load_pair(blk_prog(t, cp, i));
 					break;
 				case SRC_FENTRY:
 					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
@@ -210,6 +214,10 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 		case SRC_KPROBE:
 			err = attach_fn_target(t, plan, layer, cp, i);
 			break;
+		case SRC_TP_BTF:
+		case SRC_RAW_TP:
+			err = 0; /* the raw syscall pair, attached once for all cells */
+			break;
 		default:
 			err = 0;
 		}
@@ -236,6 +244,50 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 		}
 	}
 	return 0;
+}
+
+/* The source of the syscall cells when they use the raw pair, else SRC_NONE. */
+static enum source raw_syscall_source(const struct plan *plan)
+{
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		enum source src = plan->cells[LAYER_SYSCALL][op].src;
+
+		if (src == SRC_TP_BTF || src == SRC_RAW_TP)
+			return src;
+	}
+	return SRC_NONE;
+}
+
+/* The raw sys_enter/sys_exit pair, once for every syscall cell. */
+static int attach_raw_syscalls(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	enum source src = raw_syscall_source(plan);
+	const struct prog_ref *r = progtab_raw_syscalls(&t->progs, source_method(src));
+	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
+
+	if (ret)
+		snprintf(err, errsz,
+			 "cannot attach to the raw syscall tracepoints sys_enter/sys_exit (%s): "
+			 "%s; try --attach=tracepoint",
+			 source_name(src), strerror(-ret));
+	return ret;
+}
+
+/* Which cell each traced syscall number belongs to, for the raw pair. */
+static void set_syscall_numbers(struct tracer *t, const struct plan *plan)
+{
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct cell_plan *cp = &plan->cells[LAYER_SYSCALL][op];
+
+		if (cp->src != SRC_TP_BTF && cp->src != SRC_RAW_TP)
+			continue;
+		for (unsigned int i = 0; i < cp->nr_targets; i++) {
+			int nr = cell_targets[cp->target_ids[i]].nr;
+
+			if (nr >= 0 && nr < SYSNR_SLOTS)
+				t->skel->rodata->sysnr_op[nr] = (__u8)(op + 1);
+		}
+	}
 }
 
 /* Opens and loads the object, start slots in task storage or in a hash. */
@@ -287,6 +339,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		bpf_map__set_map_flags(t->skel->maps.task_starts, 0);
 		bpf_map__set_max_entries(t->skel->maps.task_starts, 1);
 	}
+	set_syscall_numbers(t, plan);
 	progtab_resolve(&t->progs, t->skel);
 	if (select_programs(t, plan, err, errsz))
 		return -1;
@@ -330,6 +383,8 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		}
 	}
 	if (blk && attach_blk(t, plan, err, errsz))
+		return -1;
+	if (raw_syscall_source(plan) != SRC_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (layer == LAYER_BLK)

@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
+#include <asm/unistd.h>
 #include "cells.h"
 
+/* The syscall numbers of the build architecture (bpf/cells.def). */
+#define CELLS_SYSCALL_NUMBERS
+
 const struct cell_target cell_targets[NR_CELL_TARGETS] = {
-#define SYSCALL(o, n) { .layer = LAYER_SYSCALL, .op = o, .kind = TARGET_SYSCALL, .name = #n },
+#define SYSCALL(o, n)                                                                              \
+	{ .layer = LAYER_SYSCALL, .op = o, .kind = TARGET_SYSCALL, .name = #n, .nr = __NR_##n },
 #define KFUNC(l, o, f) { .layer = l, .op = o, .kind = TARGET_KFUNC, .name = #f },
 #define CELL_TP(l, o, cat, enter, exit)                                                            \
 	{ .layer = l,                                                                              \

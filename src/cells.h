@@ -19,6 +19,7 @@ struct cell_target {
 	unsigned char layer, op;
 	enum target_kind kind;
 	const char *name;     /* syscall, function, or the tracepoint's entry event */
+	int nr;		      /* TARGET_SYSCALL: its number on this arch, or -1 */
 	const char *exit_tp;  /* TARGET_TP: the exit event */
 	const char *category; /* TARGET_TP: the tracepoint's category */
 };

@@ -81,8 +81,8 @@ static const struct argp_option options[] = {
 	{ "json", OPT_JSON, NULL, 0,
 	  "One JSON object per report, one per line (times in nanoseconds)", 0 },
 	{ "attach", OPT_ATTACH, "METHOD", 0,
-	  "auto (default), fentry, kprobe or tracepoint: force an attach method "
-	  "for the cells that offer it",
+	  "auto (default), fentry, kprobe, tracepoint or raw (the raw syscall "
+	  "tracepoints): force an attach method for the cells that offer it",
 	  0 },
 	{ "plan", OPT_PLAN, NULL, 0,
 	  "Attach, print for every layer and operation the source used and why "
@@ -268,10 +268,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cfg->attach = ATTACH_KPROBE;
 		else if (!strcmp(arg, "tracepoint"))
 			cfg->attach = ATTACH_TRACEPOINT;
+		else if (!strcmp(arg, "raw"))
+			cfg->attach = ATTACH_RAW;
 		else
 			return fail(cfg,
 				    "unknown attach method '%s': use auto, fentry, "
-				    "kprobe or tracepoint",
+				    "kprobe, tracepoint or raw",
 				    arg);
 		break;
 	case OPT_PLAN:
@@ -383,7 +385,7 @@ const char *unit_name(enum unit unit)
 
 const char *attach_mode_name(enum attach_mode mode)
 {
-	static const char *const names[] = { "auto", "fentry", "kprobe", "tracepoint" };
+	static const char *const names[] = { "auto", "fentry", "kprobe", "tracepoint", "raw" };
 
 	return names[mode];
 }

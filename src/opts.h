@@ -16,6 +16,7 @@ enum attach_mode {
 	ATTACH_FENTRY,
 	ATTACH_KPROBE,
 	ATTACH_TRACEPOINT,
+	ATTACH_RAW, /* the raw syscall tracepoints (tp_btf, raw_tp) */
 };
 
 struct config {

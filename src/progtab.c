@@ -58,6 +58,15 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 			r->target_id = (int)i;
 		}
 	}
+	for (unsigned int raw = 0; raw < 2; raw++) {
+		struct prog_ref *r = &pt->refs[pt->n++];
+
+		r->entry = at(skel, raw ? PROG(rt_sys_enter) : PROG(tb_sys_enter));
+		r->exit = at(skel, raw ? PROG(rt_sys_exit) : PROG(tb_sys_exit));
+		r->layer = LAYER_SYSCALL;
+		r->method = raw ? METHOD_RAW_TP : METHOD_TP_BTF;
+		r->target_id = -1;
+	}
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		for (unsigned int raw = 0; raw < 2; raw++) {
 			struct prog_ref *r = &pt->refs[pt->n++];
@@ -80,12 +89,21 @@ const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int tar
 	return NULL;
 }
 
+const struct prog_ref *progtab_raw_syscalls(const struct progtab *pt, enum prog_method method)
+{
+	for (unsigned int i = 0; i < pt->n; i++)
+		if (pt->refs[i].target_id < 0 && pt->refs[i].layer == LAYER_SYSCALL &&
+		    pt->refs[i].method == method)
+			return &pt->refs[i];
+	return NULL;
+}
+
 const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 				   enum prog_method method)
 {
 	for (unsigned int i = 0; i < pt->n; i++)
-		if (pt->refs[i].target_id < 0 && pt->refs[i].blk_tp == tp &&
-		    pt->refs[i].method == method)
+		if (pt->refs[i].target_id < 0 && pt->refs[i].layer == LAYER_BLK &&
+		    pt->refs[i].blk_tp == tp && pt->refs[i].method == method)
 			return &pt->refs[i];
 	return NULL;
 }

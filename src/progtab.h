@@ -33,8 +33,10 @@ struct prog_ref {
 	enum blk_tp blk_tp; /* blk only */
 };
 
-/* Per target, its tracepoint, fentry and kprobe pairs; then the blk ones. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2)
+/* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
+ * the raw sys_enter/sys_exit pairs (tp_btf, raw_tp) that serve every
+ * syscall cell. */
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 2)
 
 struct progtab {
 	struct prog_ref refs[NR_PROG_REFS];
@@ -51,6 +53,9 @@ const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int tar
 /* The program of a block tracepoint for tp_btf or raw_tp. */
 const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 				   enum prog_method method);
+
+/* The raw sys_enter/sys_exit pair for tp_btf or raw_tp. */
+const struct prog_ref *progtab_raw_syscalls(const struct progtab *pt, enum prog_method method);
 
 /* The method of a plan source. */
 enum prog_method source_method(enum source src);

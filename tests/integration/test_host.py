@@ -49,14 +49,17 @@ def expected_syscalls(op, n):
 
 @test
 def syscall_counts_equal_the_workload_and_proc_io():
+    """With each syscall source: the raw sys_enter/exit pair (the default
+    here) and a tracepoint pair per syscall."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         path = os.path.join(tmp, "data")
-        for op, n in [("pread", 3000), ("read", 2000), ("preadv", 1000), ("pwrite", 2000),
-                      ("write", 1000), ("pwritev", 1000), ("open", 1500), ("fsync", 40),
-                      ("fdatasync", 40)]:
+        for attach, op, n in [(a, op, n) for a in ("raw", "tracepoint") for op, n in [
+                ("pread", 3000), ("read", 2000), ("preadv", 1000), ("pwrite", 2000),
+                ("write", 1000), ("pwritev", 1000), ("open", 1500), ("fsync", 40),
+                ("fdatasync", 40)]]:
             work = Work("-c", "-x", op, str(n), path)
             before = work.io()
-            tool = Tool("-T", "syscall", "-p", str(work.pid), "--json")
+            tool = Tool("-T", "syscall", "-p", str(work.pid), "--json", f"--attach={attach}")
             work.go()
             result = work.finish_held()
             after = work.io()
@@ -67,7 +70,8 @@ def syscall_counts_equal_the_workload_and_proc_io():
             assert int(result["done"]) == n, result
             for sop, want in expected_syscalls(op, n).items():
                 got = count(rep, "syscall", sop)
-                assert got == want, f"{op} x{n}: syscall {sop} counted {got}, want {want}"
+                assert got == want, \
+                    f"{attach}: {op} x{n}: syscall {sop} counted {got}, want {want}"
             # /proc/PID/io counts read-type and write-type system calls.
             syscr = after["syscr"] - before["syscr"]
             syscw = after["syscw"] - before["syscw"]

@@ -643,6 +643,63 @@ Test(planner, print_prefix_and_fallback)
 	membuf_free(&m);
 }
 
+/* ---- The raw syscall tracepoints ---- */
+
+static void add_raw_syscalls(void)
+{
+	fake_add_tp(&fk, "raw_syscalls", "sys_enter");
+	fake_add_tp(&fk, "raw_syscalls", "sys_exit");
+}
+
+/* Where raw_syscalls exists, auto takes it for every syscall cell, with the
+ * x86-64 numbers, and says why the per-syscall tracepoints were not. */
+Test(planner, raw_syscalls_first_in_auto)
+{
+	build(FAKE_TRACEPOINTS, "syscall", ATTACH_AUTO);
+	add_raw_syscalls();
+	replan();
+	expect_layer(LAYER_SYSCALL, SRC_TP_BTF, sys_targets, T("tracepoint: a pair per syscall"));
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct cell_plan *cp = &plan.cells[LAYER_SYSCALL][op];
+
+		for (unsigned int i = 0; i < cp->nr_targets; i++)
+			cr_assert_geq(cell_targets[cp->target_ids[i]].nr, 0, "%s", cp->targets[i]);
+	}
+#if defined(__x86_64__)
+	/* The numbers of the x86-64 ABI (arch/x86/entry/syscalls/syscall_64.tbl). */
+	cr_assert_eq(cell_targets[plan.cells[LAYER_SYSCALL][FSOP_READ].target_ids[1]].nr, 17);
+	cr_assert_eq(cell_targets[plan.cells[LAYER_SYSCALL][FSOP_OPEN].target_ids[1]].nr, 257);
+	cr_assert_eq(cell_targets[plan.cells[LAYER_SYSCALL][FSOP_FSYNC].target_ids[1]].nr, 75);
+#endif
+}
+
+Test(planner, raw_syscalls_without_btf_use_raw_tp)
+{
+	build(FAKE_NO_BTF, "syscall", ATTACH_AUTO);
+	add_raw_syscalls();
+	replan();
+	expect_layer(LAYER_SYSCALL, SRC_RAW_TP, sys_targets, T("tp_btf: no kernel BTF"));
+}
+
+/* --attach=tracepoint forces one pair per syscall; --attach=raw the raw
+ * pair, and where there is none the layer fails with the reason. */
+Test(planner, attach_forces_either_syscall_source)
+{
+	build(FAKE_TRACEPOINTS, "syscall", ATTACH_TRACEPOINT);
+	add_raw_syscalls();
+	replan();
+	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
+	build(FAKE_TRACEPOINTS, "syscall", ATTACH_RAW);
+	add_raw_syscalls();
+	replan();
+	expect_layer(LAYER_SYSCALL, SRC_TP_BTF, sys_targets, NULL);
+	cr_assert_null(strstr(plan.cells[LAYER_SYSCALL][0].why, "a pair per syscall"),
+		       "forced, not chosen: %s", plan.cells[LAYER_SYSCALL][0].why);
+	plan_for(FAKE_TRACEPOINTS, "syscall", ATTACH_RAW);
+	expect_layer(LAYER_SYSCALL, SRC_NONE, NULL, T("no raw_syscalls:sys_enter/sys_exit"));
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 1U << LAYER_SYSCALL);
+}
+
 /* ---- The table of cells ---- */
 
 /* Every fs-like cell has targets, none has more than a plan can hold. */

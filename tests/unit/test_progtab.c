@@ -51,11 +51,17 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		snprintf(out, sz, "kretprobe");
 		break;
 	case METHOD_TP_BTF:
-		snprintf(in, sz, "tp_btf/%s", blk_tp_names[r->blk_tp]);
+	case METHOD_RAW_TP: {
+		const char *kind = r->method == METHOD_TP_BTF ? "tp_btf" : "raw_tp";
+
+		if (r->layer == LAYER_SYSCALL) { /* the raw syscall pair */
+			snprintf(in, sz, "%s/sys_enter", kind);
+			snprintf(out, sz, "%s/sys_exit", kind);
+		} else {
+			snprintf(in, sz, "%s/%s", kind, blk_tp_names[r->blk_tp]);
+		}
 		break;
-	case METHOD_RAW_TP:
-		snprintf(in, sz, "raw_tp/%s", blk_tp_names[r->blk_tp]);
-		break;
+	}
 	default:
 		cr_assert_fail("unknown method %d", r->method);
 	}
@@ -71,6 +77,8 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 		cr_assert_eq(progtab_target(&pt, i, METHOD_FENTRY) != NULL, fn, "%s", t->name);
 		cr_assert_eq(progtab_target(&pt, i, METHOD_KPROBE) != NULL, fn, "%s", t->name);
 	}
+	cr_assert_not_null(progtab_raw_syscalls(&pt, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_raw_syscalls(&pt, METHOD_RAW_TP));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
