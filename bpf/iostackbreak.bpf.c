@@ -121,6 +121,20 @@ struct {
 	__type(value, struct rq_start);
 } rq_starts SEC(".maps");
 
+/*
+ * Descendants of the traced processes, when following children: added at
+ * fork (in the kernel, so no child's first I/O is missed), removed when
+ * the last thread of the process exits.
+ */
+const volatile bool follow_children;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_FOLLOWED);
+	__type(key, __u32);
+	__type(value, __u8);
+} followed SEC(".maps");
+
 static __always_inline void count_drop(__u32 reason)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
@@ -214,20 +228,25 @@ static __always_inline void record_breakdown(struct breakdown_key *key, const ch
 	atomic_max(&v->cell.max_ns, delta);
 }
 
-/* The process filter alone: all that exits check, their entry did the rest. */
-static __always_inline bool tgid_wanted(__u64 id)
+/* Is this process traced: named with -p (or the command), or, when
+ * following children, forked by one that is? */
+static __always_inline bool tgid_traced(__u32 tgid)
 {
-	__u32 tgid = id >> 32;
-
-	if (!nr_targ_tgids)
-		return true;
 	for (__u32 i = 0; i < MAX_PID_FILTER; i++) {
 		if (i >= nr_targ_tgids)
 			break;
 		if (targ_tgids[i] == tgid)
 			return true;
 	}
-	return false;
+	return follow_children && bpf_map_lookup_elem(&followed, &tgid);
+}
+
+/* The process filter alone: all that exits check, their entry did the rest. */
+static __always_inline bool tgid_wanted(__u64 id)
+{
+	if (!nr_targ_tgids)
+		return true;
+	return tgid_traced(id >> 32);
 }
 
 /* Is the current task one we trace? Cheapest checks first. */
@@ -468,6 +487,63 @@ SEC("raw_tp/sys_exit")
 int rt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	return raw_sys_exit((struct pt_regs *)ctx->args[0], false);
+}
+
+/* ---- following the children of traced processes ---- */
+
+static __always_inline int on_fork(__u32 parent_tgid, __u32 child_tgid)
+{
+	__u8 one = 1;
+	long err;
+
+	/* A new thread of a traced process is traced already. */
+	if (parent_tgid == child_tgid || !tgid_traced(parent_tgid))
+		return 0;
+	err = bpf_map_update_elem(&followed, &child_tgid, &one, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		count_drop(DROP_PROCESS_SET_FULL);
+	return 0;
+}
+
+/* The last thread of a process is gone (signal->live reached 0 before this
+ * tracepoint in do_exit()): forget it, its pid may be reused. */
+static __always_inline int on_exit(__u32 tgid, int live)
+{
+	if (!live)
+		bpf_map_delete_elem(&followed, &tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int tb_fork(__u64 *ctx)
+{
+	struct task_struct *parent = (void *)ctx[0], *child = (void *)ctx[1];
+
+	return on_fork(parent->tgid, child->tgid);
+}
+
+SEC("tp_btf/sched_process_exit")
+int tb_exit(__u64 *ctx)
+{
+	struct task_struct *task = (void *)ctx[0];
+
+	return on_exit(task->tgid, task->signal->live.counter);
+}
+
+SEC("raw_tp/sched_process_fork")
+int rt_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *parent = (void *)ctx->args[0], *child = (void *)ctx->args[1];
+
+	return on_fork(BPF_CORE_READ(parent, tgid), BPF_CORE_READ(child, tgid));
+}
+
+SEC("raw_tp/sched_process_exit")
+int rt_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (void *)ctx->args[0];
+
+	return on_exit(BPF_CORE_READ(task, tgid), BPF_CORE_READ(task, signal, live.counter));
 }
 
 /* ---- block layer ---- */

@@ -51,6 +51,7 @@ enum drop_reason {
 	DROP_THREAD_MAP_FULL,	 /* no start slot for a thread */
 	DROP_RQ_MAP_FULL,	 /* no start slot for a block request */
 	DROP_BREAKDOWN_MAP_FULL, /* no room for a new key of a breakdown (-P/-D/-F) */
+	DROP_PROCESS_SET_FULL,	 /* a forked child not followed: the set is full */
 	NR_DROP_REASONS,
 };
 
@@ -113,5 +114,8 @@ struct rq_start {
 #define MAX_THREADS 8192
 #define MAX_INFLIGHT_RQS 4096
 #define MAX_BREAKDOWN_KEYS 2048
+/* Processes followed at once under a traced one (-- COMMAND, -p --children):
+ * a build of a large tree runs a few hundred; a full set is counted. */
+#define MAX_FOLLOWED 8192
 
 #endif /* IOSTACKBREAK_H */

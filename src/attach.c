@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,12 +73,15 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 }
 
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
-static int select_programs(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+static int select_programs(struct tracer *t, const struct plan *plan, bool follow, char *err,
+			   size_t errsz)
 {
 	struct bpf_program *p;
 
 	bpf_object__for_each_program (p, t->skel->obj)
 		bpf_program__set_autoload(p, false);
+	if (follow)
+		load_pair(progtab_follow(&t->progs, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP));
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
@@ -228,6 +232,75 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 	return 0;
 }
 
+/* The parent of a process, from /proc/PID/stat; 0 if it is gone. */
+static int parent_of(int pid)
+{
+	char path[64], buf[512], *close_paren;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	/* "pid (comm) state ppid": comm may hold spaces and parentheses. */
+	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
+		sscanf(close_paren + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* Is pid a descendant of one of the traced tgids (at any depth)? */
+static bool descends_from(int pid, const struct tracer_knobs *knobs)
+{
+	for (int depth = 0; pid > 1 && depth < 64; depth++) {
+		pid = parent_of(pid);
+		for (unsigned int i = 0; i < knobs->nr_tgids; i++)
+			if (pid == knobs->tgids[i])
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Follows forks: the fork/exit pair is attached before anything else, so
+ * that a child forked from now on is added by the kernel; then, for -p
+ * --children, the descendants that exist already are added from /proc.
+ */
+static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, bool btf, char *err,
+			 size_t errsz)
+{
+	const struct prog_ref *r = progtab_follow(&t->progs, btf ? METHOD_TP_BTF : METHOD_RAW_TP);
+	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
+	struct dirent *d;
+	__u8 one = 1;
+	DIR *proc;
+
+	if (ret) {
+		snprintf(err, errsz,
+			 "cannot attach to sched_process_fork/exit (%s) to follow children: %s; "
+			 "run with --no-children or without --children",
+			 btf ? "tp_btf" : "raw_tp", strerror(-ret));
+		return -1;
+	}
+	if (!knobs->seed_children)
+		return 0;
+	proc = opendir("/proc");
+	if (!proc) {
+		snprintf(err, errsz, "cannot list /proc to find the children: %s", strerror(errno));
+		return -1;
+	}
+	while ((d = readdir(proc))) {
+		__u32 pid = (__u32)strtoul(d->d_name, NULL, 10);
+
+		if (pid && descends_from((int)pid, knobs))
+			bpf_map__update_elem(t->skel->maps.followed, &pid, sizeof(pid), &one,
+					     sizeof(one), BPF_NOEXIST);
+	}
+	closedir(proc);
+	return 0;
+}
+
 /* The block layer: completion first, so no request is left open by us. */
 static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t errsz)
 {
@@ -315,6 +388,9 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->by_pid = knobs->by_pid;
 	t->skel->rodata->by_disk = knobs->by_disk;
 	t->skel->rodata->by_flags = knobs->by_flags;
+	t->skel->rodata->follow_children = knobs->follow_children;
+	if (!knobs->follow_children)
+		bpf_map__set_max_entries(t->skel->maps.followed, 1);
 	t->breaking_down = knobs->by_pid || knobs->by_disk || knobs->by_flags;
 	if (knobs->max_keys)
 		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, knobs->max_keys);
@@ -341,7 +417,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	}
 	set_syscall_numbers(t, plan);
 	progtab_resolve(&t->progs, t->skel);
-	if (select_programs(t, plan, err, errsz))
+	if (select_programs(t, plan, knobs->follow_children, err, errsz))
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
 	if (ret) {
@@ -382,6 +458,8 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 			return -1;
 		}
 	}
+	if (knobs->follow_children && attach_follow(t, knobs, plan->btf, err, errsz))
+		return -1;
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;
 	if (raw_syscall_source(plan) != SRC_NONE && attach_raw_syscalls(t, plan, err, errsz))

@@ -33,6 +33,8 @@ struct tracer_knobs {
 	bool queued;
 	bool by_pid, by_disk, by_flags;
 	unsigned int max_keys; /* 0: the object's default */
+	bool follow_children;  /* the tgids' descendants too, forked from now on */
+	bool seed_children;    /* and those that exist already (-p --children) */
 };
 
 /*

@@ -21,6 +21,7 @@ enum long_only_keys {
 	OPT_DURATION,
 	OPT_MAX_KEYS,
 	OPT_STATS,
+	OPT_NO_CHILDREN,
 };
 
 static const char doc[] =
@@ -38,7 +39,8 @@ static const char doc[] =
     "  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
     "  iostackbreak --cgroup /sys/fs/cgroup/db.slice 10  # one container\n"
     "  iostackbreak --plan               # what would be attached, and why\n"
-    "  iostackbreak -- dd if=f of=/dev/null  # trace one command until it exits\n"
+    "  iostackbreak -- make -j4          # a command and every process it forks\n"
+    "  iostackbreak -p 4242 -f           # a process and its children\n"
     "\n"
     "Layers: syscall, vfs, ext4, xfs, btrfs, blk (also \"all\"). Note: unlike\n"
     "bcc tools, -T selects layers here; it does not print timestamps.\n"
@@ -52,6 +54,12 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Trace only these processes (thread group ids, up to 16)",
 	  0 },
+	{ "children", 'f', NULL, 0,
+	  "With -p: also the processes they fork from now on, at any depth, and "
+	  "their children that exist already",
+	  0 },
+	{ "no-children", OPT_NO_CHILDREN, NULL, 0,
+	  "With a COMMAND: trace its process alone, not the processes it forks", 0 },
 	{ "tid", 't', "TID", 0, "Trace only this thread", 0 },
 	{ "comm", 'c', "NAME", 0, "Trace only processes with this name (as in /proc/PID/comm)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
@@ -195,6 +203,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			return fail(cfg, "empty --cgroup: give a cgroup v2 directory, e.g. "
 					 "/sys/fs/cgroup/system.slice");
 		cfg->cgroup = arg;
+		break;
+	case 'f':
+		cfg->children = true;
+		break;
+	case OPT_NO_CHILDREN:
+		cfg->no_children = true;
 		break;
 	case 'D':
 		cfg->per_disk = true;
@@ -350,6 +364,12 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return fail(cfg, "-p and a command exclude each other: the command's "
 				 "process is the one traced"),
 		       2;
+	if (cfg->children && !cfg->nr_pids)
+		return fail(cfg, "-f follows the children of -p processes: add -p (a "
+				 "command's children are followed by default)"),
+		       2;
+	if (cfg->no_children && !cfg->command)
+		return fail(cfg, "--no-children applies to a -- COMMAND: add one"), 2;
 	if (cfg->per_disk && !(cfg->layers & (1U << LAYER_BLK)))
 		return fail(cfg, "-D applies to the blk layer only: add blk to -T"), 2;
 	if (cfg->per_flags && !(cfg->layers & (1U << LAYER_BLK)))

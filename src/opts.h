@@ -45,6 +45,8 @@ struct config {
 	unsigned int interval; /* seconds between reports; 0: one at the end */
 	unsigned int count;    /* number of interval reports; 0: until stopped */
 	char **command;	       /* -- COMMAND ARGS...: NULL-terminated */
+	bool children;	       /* -f: -p's processes' descendants too */
+	bool no_children;      /* --no-children: the command's process alone */
 	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];      /* why parsing failed */
 };

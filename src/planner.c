@@ -285,6 +285,7 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->mode = cfg->attach;
 	plan->syscall_prefix = caps->syscall_prefix;
 	plan->kprobe_fallback = cfg->attach == ATTACH_AUTO && caps->kprobes;
+	plan->btf = caps->btf;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(cfg->layers & (1U << layer)))
 			continue;

@@ -62,6 +62,7 @@ struct plan {
 	enum attach_mode mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
+	bool btf;		    /* tp_btf programs can load (else raw_tp) */
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */

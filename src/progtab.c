@@ -67,6 +67,15 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 		r->method = raw ? METHOD_RAW_TP : METHOD_TP_BTF;
 		r->target_id = -1;
 	}
+	for (unsigned int raw = 0; raw < 2; raw++) {
+		struct prog_ref *r = &pt->refs[pt->n++];
+
+		r->entry = at(skel, raw ? PROG(rt_fork) : PROG(tb_fork));
+		r->exit = at(skel, raw ? PROG(rt_exit) : PROG(tb_exit));
+		r->layer = LAYER_NONE;
+		r->method = raw ? METHOD_RAW_TP : METHOD_TP_BTF;
+		r->target_id = -1;
+	}
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		for (unsigned int raw = 0; raw < 2; raw++) {
 			struct prog_ref *r = &pt->refs[pt->n++];
@@ -94,6 +103,14 @@ const struct prog_ref *progtab_raw_syscalls(const struct progtab *pt, enum prog_
 	for (unsigned int i = 0; i < pt->n; i++)
 		if (pt->refs[i].target_id < 0 && pt->refs[i].layer == LAYER_SYSCALL &&
 		    pt->refs[i].method == method)
+			return &pt->refs[i];
+	return NULL;
+}
+
+const struct prog_ref *progtab_follow(const struct progtab *pt, enum prog_method method)
+{
+	for (unsigned int i = 0; i < pt->n; i++)
+		if (pt->refs[i].layer == LAYER_NONE && pt->refs[i].method == method)
 			return &pt->refs[i];
 	return NULL;
 }

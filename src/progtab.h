@@ -36,7 +36,10 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the raw sys_enter/sys_exit pairs (tp_btf, raw_tp) that serve every
  * syscall cell. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 2)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 2 + 2)
+
+/* The layer of programs that time no cell (following forks and exits). */
+#define LAYER_NONE NR_LAYERS
 
 struct progtab {
 	struct prog_ref refs[NR_PROG_REFS];
@@ -56,6 +59,10 @@ const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 
 /* The raw sys_enter/sys_exit pair for tp_btf or raw_tp. */
 const struct prog_ref *progtab_raw_syscalls(const struct progtab *pt, enum prog_method method);
+
+/* The sched_process_fork (entry) / sched_process_exit (exit) pair that
+ * follows the children of traced processes, for tp_btf or raw_tp. */
+const struct prog_ref *progtab_follow(const struct progtab *pt, enum prog_method method);
 
 /* The method of a plan source. */
 enum prog_method source_method(enum source src);

@@ -100,6 +100,7 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_THREAD_MAP_FULL] = "thread_map_full",
 		[DROP_RQ_MAP_FULL] = "request_map_full",
 		[DROP_BREAKDOWN_MAP_FULL] = "breakdown_map_full",
+		[DROP_PROCESS_SET_FULL] = "process_set_full",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";

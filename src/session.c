@@ -199,6 +199,10 @@ static int set_knobs(struct session *s)
 	k->by_disk = cfg->per_disk;
 	k->by_flags = cfg->per_flags;
 	k->max_keys = cfg->max_keys;
+	/* A command is followed into its children unless told not to, as
+	 * strace -f and perf stat do; -p processes only with -f. */
+	k->follow_children = cfg->command ? !cfg->no_children : cfg->children;
+	k->seed_children = cfg->children;
 	k->queued = cfg->queued;
 	return 0;
 }

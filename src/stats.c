@@ -62,6 +62,8 @@ int stats_read(struct tracer *t, struct self_stats *out)
 	for (unsigned int i = 0; i < t->progs.n; i++) {
 		const struct prog_ref *r = &t->progs.refs[i];
 
+		if (r->layer >= NR_LAYERS)
+			continue; /* times no layer: following forks */
 		err = add_prog(out, r->entry, r->layer);
 		if (!err)
 			err = add_prog(out, r->exit, r->layer);

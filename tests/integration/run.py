@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import Skip  # noqa: E402
 import test_breakdown  # noqa: E402
+import test_children  # noqa: E402
 import test_host  # noqa: E402
 import test_session  # noqa: E402
 
@@ -25,7 +26,8 @@ def main():
         print("0 passed, 0 failed, 1 skipped")
         return 1 if os.environ.get("CI") else 0
     passed = failed = skipped = 0
-    for fn in test_host.TESTS + test_breakdown.TESTS + test_session.TESTS:
+    for fn in (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS
+               + test_children.TESTS):
         if wanted and not any(w in fn.__name__ for w in wanted):
             continue
         t0 = time.monotonic()

@@ -54,7 +54,10 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 	case METHOD_RAW_TP: {
 		const char *kind = r->method == METHOD_TP_BTF ? "tp_btf" : "raw_tp";
 
-		if (r->layer == LAYER_SYSCALL) { /* the raw syscall pair */
+		if (r->layer == LAYER_NONE) { /* following children */
+			snprintf(in, sz, "%s/sched_process_fork", kind);
+			snprintf(out, sz, "%s/sched_process_exit", kind);
+		} else if (r->layer == LAYER_SYSCALL) { /* the raw syscall pair */
 			snprintf(in, sz, "%s/sys_enter", kind);
 			snprintf(out, sz, "%s/sys_exit", kind);
 		} else {
@@ -79,6 +82,8 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	}
 	cr_assert_not_null(progtab_raw_syscalls(&pt, METHOD_TP_BTF));
 	cr_assert_not_null(progtab_raw_syscalls(&pt, METHOD_RAW_TP));
+	cr_assert_not_null(progtab_follow(&pt, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_follow(&pt, METHOD_RAW_TP));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));

@@ -1,0 +1,180 @@
+"""Following the process tree: `-- COMMAND` and `-p PID -f` count what every
+process of the tree did, checked against strace -f (which follows forks the
+same way) and against the workloads' own counts."""
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+
+from harness import IOWORK, TOOL, Skip, Tool, count, run
+from test_host import strace_counts
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def static_iowork():
+    static = IOWORK + "-static"
+    if not os.path.exists(static):
+        raise Skip("build/iowork-static missing (make all builds it)")
+    return static
+
+
+def tool_report(*args):
+    p = run(TOOL, "--json", "-T", "syscall", *args, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.splitlines()[-1]), p.stderr
+
+
+@test
+def a_command_and_the_two_workloads_it_forks():
+    static = static_iowork()
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+        run(IOWORK, "-c", "pread", "1", a, check=True)
+        run(IOWORK, "-c", "pread", "1", b, check=True)
+        cmd = ["sh", "-c", f"{static} pread 300 {a} & {static} pread 200 {b}; wait"]
+        want = strace_counts(cmd)
+        assert want["read"] >= 500, want
+        rep, _ = tool_report("--", *cmd)
+        for op, n in want.items():
+            assert count(rep, "syscall", op) == n, (op, n, rep)
+        # -P: one row per workload process, each with its own count.
+        rep, _ = tool_report("-P", "--", *cmd)
+        rows = [c for c in rep["cells"] if c["op"] == "read" and c["comm"] == "iowork-static"]
+        assert len(rows) == 2, rep["cells"]
+        # Each makes its N preads plus the reads one run of it makes
+        # whatever N is, counted by strace on a run with N = 1.
+        setup = strace_counts([static, "pread", "1", a])["read"] - 1
+        per_proc = sorted(r["count"] for r in rows)
+        assert per_proc == [200 + setup, 300 + setup], (per_proc, setup)
+        assert sum(r["count"] for r in rep["cells"] if r["op"] == "read") == want["read"]
+        # --no-children: the shell alone, which reads nothing here.
+        rep, _ = tool_report("--no-children", "--", *cmd)
+        assert count(rep, "syscall", "read") < 200, rep
+
+
+@test
+def a_fork_chain_three_levels_deep():
+    static = static_iowork()
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        f = os.path.join(tmp, "f")
+        run(IOWORK, "-c", "pread", "1", f, check=True)
+        # "; true" keeps each shell from exec'ing its last command: a fork
+        # at every level.
+        inner = f"{static} pread 123 {f}; true"
+        cmd = ["sh", "-c", f"sh -c 'sh -c \"{inner}\"; true'; true"]
+        want = strace_counts(cmd)
+        assert want["read"] >= 123, want
+        rep, _ = tool_report("--", *cmd)
+        for op, n in want.items():
+            assert count(rep, "syscall", op) == n, (op, n, rep)
+
+
+@test
+def five_hundred_short_lived_children():
+    static = static_iowork()
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        f = os.path.join(tmp, "f")
+        run(IOWORK, "-c", "pread", "1", f, check=True)
+        cmd = ["sh", "-c", f"i=0; while [ $i -lt 500 ]; do {static} pread 1 {f}; "
+               "i=$((i+1)); done"]
+        want = strace_counts(cmd)
+        assert want["read"] >= 500, want
+        rep, _ = tool_report("--", *cmd)
+        for op, n in want.items():
+            assert count(rep, "syscall", op) == n, (op, n, rep)
+        assert rep["dropped_by_reason"]["process_set_full"] == 0, rep
+
+
+def tool_map_ids(pid):
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as fi:
+                ids |= {int(l.split()[1]) for l in fi if l.startswith("map_id:")}
+        except OSError:
+            continue
+    return ids
+
+
+def followed_set(tool_pid):
+    """The entries of the tool's set of followed processes, read by bpftool."""
+    for mid in tool_map_ids(tool_pid):
+        info = json.loads(run("bpftool", "-j", "map", "show", "id", str(mid)).stdout)
+        if info.get("name") == "followed":
+            return json.loads(run("bpftool", "-j", "map", "dump", "id", str(mid)).stdout)
+    raise AssertionError("the tool has no 'followed' map")
+
+
+# A parent that forks children when told to: each child makes one pread and
+# exits; the parent reads nothing from files itself.
+PARENT = r"""
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+print("READY", flush=True)
+for line in sys.stdin:
+    if line.startswith("fork"):
+        pids = []
+        for _ in range(int(line.split()[1])):
+            pid = os.fork()
+            if pid == 0:
+                os.pread(fd, 1, 0)
+                os._exit(0)
+            pids.append(pid)
+        for pid in pids:
+            os.waitpid(pid, 0)
+        print("DONE", ",".join(map(str, pids)), flush=True)
+    else:
+        break
+"""
+
+
+@test
+def p_with_children_follows_forks_after_attach_and_forgets_them():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        f = os.path.join(tmp, "f")
+        with open(f, "wb") as out:
+            out.write(b"x" * 4096)
+        parent = subprocess.Popen(["python3", "-c", PARENT, f], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        assert parent.stdout.readline().startswith("READY")
+        tool = Tool("-T", "syscall", "-p", str(parent.pid), "-f", "-P", "--json")
+        try:
+            parent.stdin.write("fork 500\n")
+            parent.stdin.flush()
+            done = parent.stdout.readline().split()
+            assert done[0] == "DONE", done
+            children = {int(p) for p in done[1].split(",")}
+            time.sleep(0.2)
+            left = followed_set(tool.proc.pid)
+            assert left == [], f"{len(left)} processes still in the set: {left[:5]}"
+        finally:
+            parent.stdin.write("quit\n")
+            parent.stdin.close()
+            parent.wait(timeout=30)
+        rc, out, err = tool.wait(timeout=30)  # the -p process exited: the run ends
+        assert rc == 0, err
+        rep = json.loads(out.splitlines()[-1])
+        reads = {c["pid"]: c["count"] for c in rep["cells"] if c["op"] == "read"}
+        assert sum(reads.get(p, 0) for p in children) == 500, reads
+        assert all(reads.get(p) == 1 for p in children), \
+            [(p, reads.get(p)) for p in children if reads.get(p) != 1][:5]
+        assert rep["dropped_by_reason"]["process_set_full"] == 0, rep
+
+
+@test
+def standard_tools_in_a_shell_script_match_strace():
+    cmd = ["sh", "-c", "cat /etc/passwd | wc -l >/dev/null; ls /usr/bin >/dev/null; "
+           "grep -c root /etc/group >/dev/null; sort /etc/hostname | uniq >/dev/null"]
+    want = strace_counts(cmd)
+    rep, _ = tool_report("--", *cmd)
+    for op, n in want.items():
+        assert count(rep, "syscall", op) == n, (op, n, rep)
