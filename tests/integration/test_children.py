@@ -178,3 +178,28 @@ def standard_tools_in_a_shell_script_match_strace():
     rep, _ = tool_report("--", *cmd)
     for op, n in want.items():
         assert count(rep, "syscall", op) == n, (op, n, rep)
+
+
+@test
+def block_requests_of_the_whole_tree_are_counted():
+    """-T blk with a command: the requests its grandchild submits are its."""
+    from harness import LoopDevice, diskstats
+    static = static_iowork()
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            cmd = ["sh", "-c", f"sh -c '{static} -D pread 150 {loop.dev}; true'; true"]
+            before = diskstats(loop.name)
+            p = run(TOOL, "--json", "-T", "blk", "-d", loop.name, "--", *cmd, timeout=120)
+            after = diskstats(loop.name)
+            assert p.returncode == 0, p.stderr
+            rep = json.loads(p.stdout.splitlines()[-1])
+            reads = after[0] - before[0]
+            assert reads >= 150, (before, after)
+            assert count(rep, "blk", "read") == reads, (reads, rep)
+            p = run(TOOL, "--json", "-T", "blk", "-d", loop.name, "--no-children", "--",
+                    *cmd, timeout=120)
+            rep = json.loads(p.stdout.splitlines()[-1])
+            assert count(rep, "blk", "read") == 0, rep
+        finally:
+            loop.close()

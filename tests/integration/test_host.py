@@ -480,7 +480,7 @@ def bpftool_costs(tool_pid):
             continue
         name = prog.get("name", "")
         layer = None
-        if name.startswith(("se_", "sx_")):
+        if name.startswith(("se_", "sx_", "tb_sys_", "rt_sys_")):
             layer = "syscall"
         elif name.startswith(("tb_", "rt_")):
             layer = "blk"
@@ -495,12 +495,21 @@ def bpftool_costs(tool_pid):
 
 @test
 def stats_agree_with_bpftool_and_are_restored():
+    """With each syscall source: 32 per-syscall tracepoint programs, or the
+    raw sys_enter/sys_exit pair."""
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         before_setting = f.read().strip()
+    for attach, nr_progs in (("tracepoint", 32), ("raw", 2)):
+        stats_agree_with_bpftool(attach, nr_progs)
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        assert f.read().strip() == before_setting, "bpf_stats_enabled left changed"
+
+
+def stats_agree_with_bpftool(attach, nr_progs):
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         path = os.path.join(tmp, "data")
         work = Work("-c", "pread", "20000", path)
-        tool = Tool("-T", "syscall,blk", "--stats", "--json")
+        tool = Tool("-T", "syscall,blk", "--stats", "--json", f"--attach={attach}")
         work.go()
         work.finish()
         low = bpftool_costs(tool.proc.pid)
@@ -514,7 +523,7 @@ def stats_agree_with_bpftool_and_are_restored():
         rep = json.loads(line)
         stats = {l["layer"]: l for l in rep["stats"]["layers"]}
         assert set(stats) == {"syscall", "blk"}, stats
-        assert stats["syscall"]["programs"] == 32, stats
+        assert stats["syscall"]["programs"] == nr_progs, stats
         for layer, st in stats.items():
             lo, hi = low[layer], high[layer]
             assert lo[0] <= st["runs"] <= hi[0], (layer, lo, st, hi)
@@ -522,8 +531,6 @@ def stats_agree_with_bpftool_and_are_restored():
         # Every timed syscall is one entry and one exit run, at least.
         assert stats["syscall"]["runs"] >= 2 * stats["syscall"]["events"] >= 2 * 20000, stats
         assert 0 < rep["stats"]["map_bytes"] < 4 << 20, rep["stats"]
-    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-        assert f.read().strip() == before_setting, "bpf_stats_enabled left changed"
 
 
 @test
