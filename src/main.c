@@ -115,14 +115,6 @@ static pid_t spawn_held(char **argv, int *release_fd)
 	return pid;
 }
 
-static void name_disk(uint32_t dev, char *buf, size_t sz)
-{
-	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
-
-	if (disk_name("/sys", id, buf, sz))
-		format_kdev(dev, buf, sz);
-}
-
 static int print_report(const struct config *cfg, const struct plan *plan,
 			const struct snapshot *cur, const struct snapshot *prev, double secs)
 {
@@ -154,7 +146,7 @@ static int print_report(const struct config *cfg, const struct plan *plan,
 		r.by_disk = cfg->per_disk;
 		r.by_flags = cfg->per_flags;
 		r.top = cfg->top;
-		r.disk_name = name_disk;
+		r.disk_name = disk_name_kdev;
 	}
 	if (cfg->stats) {
 		stats_diff(&stats, &cur->stats, &prev->stats);
