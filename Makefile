@@ -33,7 +33,7 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
-	src/breakdown.c src/report.c src/report_text.c src/report_json.c
+	src/breakdown.c src/report.c src/report_text.c src/report_json.c src/prom.c
 BPF_SRCS := src/probe.c src/attach.c src/collect.c src/stats.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
 BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
