@@ -22,6 +22,7 @@
 #include "collect.h"
 #include "disk.h"
 #include "layers.h"
+#include "metrics.h"
 #include "opts.h"
 #include "planner.h"
 #include "probe.h"
@@ -204,6 +205,7 @@ int main(int argc, char **argv)
 	static struct snapshot prev, cur;
 	struct tracer_knobs knobs = {};
 	struct tracer tracer = {};
+	struct metrics *metrics = NULL; /* exporter mode */
 	struct timespec t0, tlast, now;
 	struct disk_id disk = {};
 	struct config cfg;
@@ -229,6 +231,14 @@ int main(int argc, char **argv)
 		die_line("needs root, or the capabilities CAP_BPF and CAP_PERFMON (or "
 			 "CAP_SYS_ADMIN): run it with sudo");
 		return 1;
+	}
+	/* ---- Exporter mode, 1/3: the port before loading anything ---- */
+	if (cfg.prometheus || cfg.textfile) {
+		metrics = metrics_open(&cfg, err, sizeof(err));
+		if (!metrics) {
+			die_line("%s", err);
+			return 1;
+		}
 	}
 	for (unsigned int i = 0; i < cfg.nr_pids; i++) {
 		if (kill(cfg.pids[i], 0) && errno == ESRCH) {
@@ -318,6 +328,13 @@ int main(int argc, char **argv)
 		exit_code = 1;
 		goto out;
 	}
+	/* ---- Exporter mode, 2/3: serve until stopped (src/metrics.c) ---- */
+	if (metrics) {
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+		exit_code = metrics_serve(metrics, &tracer, &plan, &stop_signal);
+		goto out;
+	}
 	report_skipped_text(stderr, &plan);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
@@ -378,6 +395,7 @@ int main(int argc, char **argv)
 			exit_code = 128 + WTERMSIG(child_status);
 	}
 out:
+	metrics_close(metrics); /* ---- Exporter mode, 3/3 ---- */
 	snapshot_free(&cur);
 	snapshot_free(&prev);
 	tracer_stop(&tracer);
