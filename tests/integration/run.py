@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip  # noqa: E402
 import test_breakdown  # noqa: E402
 import test_host  # noqa: E402
+import test_prometheus  # noqa: E402
 
 
 def main():
@@ -24,7 +25,7 @@ def main():
         print("0 passed, 0 failed, 1 skipped")
         return 1 if os.environ.get("CI") else 0
     passed = failed = skipped = 0
-    for fn in test_host.TESTS + test_breakdown.TESTS:
+    for fn in test_host.TESTS + test_breakdown.TESTS + test_prometheus.TESTS:
         if wanted and not any(w in fn.__name__ for w in wanted):
             continue
         t0 = time.monotonic()
