@@ -29,6 +29,7 @@ struct metrics {
 	const struct plan *plan;
 	struct prom_meta meta;
 	struct utsname uts;
+	bool textfile_failing; /* said once, until a write succeeds */
 	struct snapshot snap;
 	struct report rep;
 };
@@ -122,6 +123,72 @@ int metrics_render(void *ctx, FILE *out)
 	return ret;
 }
 
+unsigned int metrics_interval(const struct metrics *m)
+{
+	if (!m->cfg->textfile)
+		return 0;
+	return m->cfg->interval ? m->cfg->interval : TEXTFILE_INTERVAL_S;
+}
+
+static int write_textfile(struct metrics *m, char *err, size_t errsz)
+{
+	return textfile_write(m->cfg->textfile, TEXTFILE_NAME, metrics_render, m, err, errsz);
+}
+
+int metrics_start(struct metrics *m, struct tracer *t, const struct plan *plan, char *err,
+		  size_t errsz)
+{
+	const struct config *cfg = m->cfg;
+	char url[128];
+
+	m->tracer = t;
+	m->plan = plan;
+	if (cfg->textfile && write_textfile(m, err, errsz))
+		return -1;
+	if (m->http && exporter_serve(m->http, metrics_render, m, cfg->verbose, err, errsz))
+		return -1;
+	report_skipped_text(stderr, plan);
+	if (m->http)
+		exporter_url(m->http, url, sizeof(url));
+	if (m->http && cfg->textfile)
+		fprintf(stderr, "Serving metrics at %s and writing %s/%s every %u s. ", url,
+			cfg->textfile, TEXTFILE_NAME, metrics_interval(m));
+	else if (m->http)
+		fprintf(stderr, "Serving metrics at %s. ", url);
+	else
+		fprintf(stderr, "Writing %s/%s every %u s. ", cfg->textfile, TEXTFILE_NAME,
+			metrics_interval(m));
+	fprintf(stderr, "Hit Ctrl-C to end.\n");
+	return 0;
+}
+
+void metrics_tick(struct metrics *m)
+{
+	char err[512];
+
+	/* A full disk must not stop the HTTP side: say it once, and again
+	 * once it is over. */
+	if (write_textfile(m, err, sizeof(err))) {
+		if (!m->textfile_failing)
+			fprintf(stderr, "iostackbreak: %s; trying again every %u s\n", err,
+				metrics_interval(m));
+		m->textfile_failing = true;
+	} else if (m->textfile_failing) {
+		fprintf(stderr, "iostackbreak: writing %s/%s again\n", m->cfg->textfile,
+			TEXTFILE_NAME);
+		m->textfile_failing = false;
+	}
+}
+
+int metrics_finish(struct metrics *m, char *err, size_t errsz)
+{
+	exporter_stop(m->http);
+	m->http = NULL;
+	/* The last counts, for as long as node_exporter keeps reading the
+	 * file (its node_textfile_mtime_seconds tells how old they are). */
+	return m->cfg->textfile ? write_textfile(m, err, errsz) : 0;
+}
+
 static bool reached(const struct timespec *now, const struct timespec *when)
 {
 	return now->tv_sec > when->tv_sec ||
@@ -131,66 +198,29 @@ static bool reached(const struct timespec *now, const struct timespec *when)
 int metrics_serve(struct metrics *m, struct tracer *t, const struct plan *plan,
 		  volatile sig_atomic_t *stop)
 {
-	const struct config *cfg = m->cfg;
-	unsigned int every = cfg->interval ? cfg->interval : TEXTFILE_INTERVAL_S;
+	unsigned int every = metrics_interval(m), duration = m->cfg->duration;
 	struct timespec now, next, end;
-	char err[512], url[128];
-	bool failing = false;
+	char err[512];
 
-	m->tracer = t;
-	m->plan = plan;
-	if (cfg->textfile &&
-	    textfile_write(cfg->textfile, TEXTFILE_NAME, metrics_render, m, err, sizeof(err)))
+	if (metrics_start(m, t, plan, err, sizeof(err)))
 		goto fail;
-	if (m->http && exporter_serve(m->http, metrics_render, m, cfg->verbose, err, sizeof(err)))
-		goto fail;
-	report_skipped_text(stderr, plan);
-	if (m->http)
-		exporter_url(m->http, url, sizeof(url));
-	if (m->http && cfg->textfile)
-		fprintf(stderr, "Serving metrics at %s and writing %s/%s every %u s. ", url,
-			cfg->textfile, TEXTFILE_NAME, every);
-	else if (m->http)
-		fprintf(stderr, "Serving metrics at %s. ", url);
-	else
-		fprintf(stderr, "Writing %s/%s every %u s. ", cfg->textfile, TEXTFILE_NAME, every);
-	fprintf(stderr, "Hit Ctrl-C to end.\n");
-
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	next = end = now;
 	next.tv_sec += every;
-	end.tv_sec += cfg->duration;
+	end.tv_sec += duration;
 	while (!*stop) {
 		struct timespec nap = { 0, 100 * 1000 * 1000 };
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (cfg->duration && reached(&now, &end))
+		if (duration && reached(&now, &end))
 			break;
-		if (cfg->textfile && reached(&now, &next)) {
-			/* A full disk must not stop the HTTP side: say it once,
-			 * and again once it is over. */
-			if (textfile_write(cfg->textfile, TEXTFILE_NAME, metrics_render, m, err,
-					   sizeof(err))) {
-				if (!failing)
-					fprintf(stderr,
-						"iostackbreak: %s; trying again every %u s\n", err,
-						every);
-				failing = true;
-			} else if (failing) {
-				fprintf(stderr, "iostackbreak: writing %s/%s again\n",
-					cfg->textfile, TEXTFILE_NAME);
-				failing = false;
-			}
+		if (every && reached(&now, &next)) {
+			metrics_tick(m);
 			next.tv_sec += every;
 		}
 		nanosleep(&nap, NULL);
 	}
-	exporter_stop(m->http);
-	m->http = NULL;
-	/* The last counts, for as long as node_exporter keeps reading the
-	 * file (its node_textfile_mtime_seconds tells how old they are). */
-	if (cfg->textfile &&
-	    textfile_write(cfg->textfile, TEXTFILE_NAME, metrics_render, m, err, sizeof(err)))
+	if (metrics_finish(m, err, sizeof(err)))
 		goto fail;
 	return 0;
 fail:

@@ -28,19 +28,33 @@ struct metrics *metrics_open(const struct config *cfg, char *err, size_t errsz);
 
 /*
  * Runs exporter mode on the attached tracer until *stop is set (SIGINT,
- * SIGTERM) or --duration passes: writes the first textfile, starts
- * answering scrapes, lists the skipped cells on stderr, prints the ready
- * line, then serves. Returns the exit code: 0, or 1 after one line on
- * stderr. plan must outlive m.
- *
- * Scrapes are answered on the HTTP library's thread, each with a fresh
- * snapshot of the maps (metrics_render()). A session with its own event
- * loop can drive the pieces instead: exporter_listen() and
- * exporter_serve() with metrics_render() as the callback, textfile_write()
- * on its timer.
+ * SIGTERM) or --duration passes: metrics_start(), metrics_tick() every
+ * metrics_interval() seconds, metrics_finish(). Returns the exit code: 0,
+ * or 1 after one line on stderr. plan must outlive m.
  */
 int metrics_serve(struct metrics *m, struct tracer *t, const struct plan *plan,
 		  volatile sig_atomic_t *stop);
+
+/*
+ * The pieces of metrics_serve(), for a session with its own event loop.
+ *
+ * metrics_start(): writes the first textfile, starts answering scrapes on
+ * the HTTP library's own thread (create it with the stop signals already
+ * blocked, so that they stay with the session), lists the skipped cells
+ * and prints the ready line on stderr. 0, or -1 with one line in err.
+ *
+ * metrics_tick(): --textfile, every metrics_interval() seconds (0: no
+ * textfile, no timer): writes the file again; a failure is said on stderr
+ * once, until a write succeeds, and does not stop the run.
+ *
+ * metrics_finish(): stops answering scrapes, writes the last textfile.
+ * 0, or -1 with one line in err.
+ */
+int metrics_start(struct metrics *m, struct tracer *t, const struct plan *plan, char *err,
+		  size_t errsz);
+unsigned int metrics_interval(const struct metrics *m);
+void metrics_tick(struct metrics *m);
+int metrics_finish(struct metrics *m, char *err, size_t errsz);
 
 /*
  * An exposition_fn (exporter.h) for a struct metrics being served: takes a
