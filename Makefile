@@ -25,7 +25,8 @@ BPF_WARNINGS := $(WARNINGS) -Wno-unused-parameter
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP
 INCLUDES := -I$(OUTPUT) -Ibpf -Isrc
-LIBS := $(shell pkg-config --libs libbpf json-c 2>/dev/null || echo -lbpf -lelf -lz -ljson-c)
+LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
+	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread
 
 # The system headers clang needs for BPF (asm/types.h and friends).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -34,9 +35,9 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
-	src/report_json.c
-BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/session.c \
-	src/main.c
+	src/report_json.c src/prom.c src/exporter.c
+BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/metrics.c \
+	src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
 BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

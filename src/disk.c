@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "breakdown.h"
 #include "disk.h"
 
 static int read_dev(const char *path, struct disk_id *id)
@@ -118,4 +119,12 @@ int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t name
 	}
 	closedir(dir);
 	return ret;
+}
+
+void disk_name_kdev(uint32_t dev, char *buf, size_t sz)
+{
+	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
+
+	if (disk_name("/sys", id, buf, sz))
+		format_kdev(dev, buf, sz);
 }

@@ -4,6 +4,7 @@
 #define DISK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct disk_id {
 	unsigned int major;
@@ -20,5 +21,9 @@ int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, c
 
 /* The name of the disk with these numbers, or -1 if there is none. */
 int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t namesz);
+
+/* The /sys/block name of the disk with this kernel dev_t (as the BPF side
+ * records it), or "major:minor" if there is none: a disk_namer. */
+void disk_name_kdev(uint32_t dev, char *buf, size_t sz);
 
 #endif /* DISK_H */

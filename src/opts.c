@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <argp.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -9,7 +10,7 @@
 #include "layers.h"
 #include "opts.h"
 
-const char *argp_program_version = "iostackbreak 0.1";
+const char *argp_program_version = "iostackbreak " IOSTACKBREAK_VERSION;
 
 enum long_only_keys {
 	OPT_JSON = 0x100,
@@ -22,6 +23,8 @@ enum long_only_keys {
 	OPT_MAX_KEYS,
 	OPT_STATS,
 	OPT_NO_CHILDREN,
+	OPT_PROMETHEUS,
+	OPT_TEXTFILE,
 };
 
 static const char doc[] =
@@ -41,6 +44,7 @@ static const char doc[] =
     "  iostackbreak --plan               # what would be attached, and why\n"
     "  iostackbreak -- make -j4          # a command and every process it forks\n"
     "  iostackbreak -p 4242 -f           # a process and its children\n"
+    "  iostackbreak --prometheus=9633    # serve /metrics on 127.0.0.1:9633\n"
     "\n"
     "Layers: syscall, vfs, ext4, xfs, btrfs, blk (also \"all\"). Note: unlike\n"
     "bcc tools, -T selects layers here; it does not print timestamps.\n"
@@ -95,6 +99,14 @@ static const struct argp_option options[] = {
 	{ "plan", OPT_PLAN, NULL, 0,
 	  "Attach, print for every layer and operation the source used and why "
 	  "others were rejected, then exit",
+	  0 },
+	{ "prometheus", OPT_PROMETHEUS, "[ADDR:]PORT", 0,
+	  "Serve GET /metrics (Prometheus text format) on ADDR (default 127.0.0.1; "
+	  "0.0.0.0 or [::] for every interface) until stopped: histograms since start",
+	  0 },
+	{ "textfile", OPT_TEXTFILE, "DIR", 0,
+	  "Write DIR/iostackbreak.prom atomically every interval (default 15 s) for "
+	  "node_exporter's textfile collector, until stopped",
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Print the plan on stderr and libbpf's own messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help and exit", -1 },
@@ -155,6 +167,58 @@ static int parse_pid_list(struct config *cfg, const char *arg)
 			return 0;
 		p += len + 1;
 	}
+}
+
+/* --prometheus [ADDR:]PORT: a numeric IPv4 address, or IPv6 in brackets. */
+static int parse_listen(struct config *cfg, const char *arg)
+{
+	const char *addr = arg, *port = arg, *colon = strrchr(arg, ':');
+	unsigned char bin[16];
+	size_t len = 0;
+	long v;
+
+	snprintf(cfg->prom_addr, sizeof(cfg->prom_addr), "127.0.0.1");
+	if (arg[0] == '[') {
+		const char *end = strchr(arg, ']');
+
+		if (!end || end[1] != ':')
+			return fail(cfg,
+				    "invalid --prometheus '%s': write an IPv6 address as "
+				    "[ADDR]:PORT, e.g. [::1]:9633",
+				    arg);
+		cfg->prom_ipv6 = true;
+		addr = arg + 1;
+		len = (size_t)(end - addr);
+		port = end + 2;
+	} else if (colon) {
+		if (strchr(arg, ':') != colon)
+			return fail(cfg,
+				    "invalid --prometheus '%s': put an IPv6 address in "
+				    "brackets, e.g. [::1]:9633",
+				    arg);
+		len = (size_t)(colon - arg);
+		port = colon + 1;
+	}
+	if (port != arg) {
+		if (len >= sizeof(cfg->prom_addr))
+			len = sizeof(cfg->prom_addr) - 1;
+		memcpy(cfg->prom_addr, addr, len);
+		cfg->prom_addr[len] = '\0';
+		if (inet_pton(cfg->prom_ipv6 ? AF_INET6 : AF_INET, cfg->prom_addr, bin) != 1)
+			return fail(cfg,
+				    "invalid address '%s' in --prometheus: give a numeric "
+				    "address such as 127.0.0.1, 0.0.0.0, [::1] or [::]",
+				    cfg->prom_addr);
+	}
+	v = parse_positive(port);
+	if (v < 0 || v > 65535)
+		return fail(cfg,
+			    "invalid port '%s' in --prometheus: give a number from 1 to "
+			    "65535, e.g. --prometheus=9633",
+			    port);
+	cfg->prom_port = (unsigned int)v;
+	cfg->prometheus = true;
+	return 0;
 }
 
 static const struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
@@ -296,6 +360,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		cfg->verbose = true;
 		break;
+	case OPT_PROMETHEUS:
+		return parse_listen(cfg, arg);
+	case OPT_TEXTFILE:
+		if (!*arg)
+			return fail(cfg, "empty --textfile: give the directory node_exporter's "
+					 "textfile collector reads");
+		cfg->textfile = arg;
+		break;
 	case ARGP_KEY_ARG:
 		v = parse_positive(arg);
 		if (state->arg_num == 0) {
@@ -330,6 +402,40 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
+	return 0;
+}
+
+/*
+ * Exporter mode serves counters since start until it is stopped: options
+ * that shape printed reports, or end the run by themselves, have no meaning
+ * there and are refused rather than silently ignored.
+ */
+static int check_exporter(struct config *cfg)
+{
+	const char *mode = cfg->prometheus ? "--prometheus" : "--textfile";
+
+	if (!cfg->prometheus && !cfg->textfile)
+		return 0;
+	if (cfg->json)
+		return fail(cfg, "%s exports metrics instead of printing reports: drop --json",
+			    mode);
+	if (cfg->plan_only)
+		return fail(cfg, "--plan attaches and exits: it does not go with %s", mode);
+	if (cfg->command)
+		return fail(cfg,
+			    "%s serves until stopped, not for the life of one command: "
+			    "trace its process with -p PID instead",
+			    mode);
+	if (cfg->unit != UNIT_NS || cfg->timestamp)
+		return fail(cfg,
+			    "-m, -u and --timestamp shape text reports: %s exports "
+			    "seconds, drop them",
+			    mode);
+	if (cfg->count)
+		return fail(cfg, "%s runs until stopped: give no count", mode);
+	if (cfg->interval && !cfg->textfile)
+		return fail(cfg, "--prometheus serves counters since start at every scrape: "
+				 "it takes no interval (the scraper sets the pace)");
 	return 0;
 }
 
@@ -388,7 +494,7 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return fail(cfg, "--plan attaches and exits: it takes no interval or "
 				 "command"),
 		       2;
-	return 0;
+	return check_exporter(cfg) ? 2 : 0;
 }
 
 const char *unit_name(enum unit unit)

@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+#define IOSTACKBREAK_VERSION "0.1"
+
 enum unit {
 	UNIT_NS,
 	UNIT_US,
@@ -49,6 +51,13 @@ struct config {
 	bool no_children;      /* --no-children: the command's process alone */
 	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];      /* why parsing failed */
+
+	/* Exporter mode (src/metrics.c): counters since start, until stopped. */
+	bool prometheus;	/* --prometheus: serve GET /metrics */
+	char prom_addr[64];	/* its numeric address, "127.0.0.1" by default */
+	unsigned int prom_port; /* its port */
+	bool prom_ipv6;		/* prom_addr is an IPv6 address */
+	const char *textfile;	/* --textfile: directory to write iostackbreak.prom to */
 };
 
 /*

@@ -26,6 +26,7 @@
 #include "command.h"
 #include "disk.h"
 #include "layers.h"
+#include "metrics.h"
 #include "probe.h"
 #include "report.h"
 #include "session.h"
@@ -51,6 +52,7 @@ struct session {
 	struct tracer tracer;
 	struct command cmd;
 	struct sink sink;
+	struct metrics *metrics; /* exporter mode (--prometheus, --textfile) */
 	struct snapshot prev, cur;
 	bool have_prev;		/* prev holds the last interval's snapshot */
 	struct timespec t_last; /* when the interval being measured began */
@@ -130,14 +132,6 @@ static bool stop_pending(void)
 	return sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM);
 }
 
-static void name_disk(uint32_t dev, char *buf, size_t sz)
-{
-	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
-
-	if (disk_name("/sys", id, buf, sz))
-		format_kdev(dev, buf, sz);
-}
-
 /* -p: each process must exist; a pidfd tells the loop when it exits. */
 static int watch_pids(struct session *s)
 {
@@ -151,8 +145,12 @@ static int watch_pids(struct session *s)
 			    cfg->pids[i]);
 			return -1;
 		}
-		/* Before 5.3 there are no pidfds: trace on, until stopped. */
-		if (fd >= 0) {
+		/* Before 5.3 there are no pidfds: trace on, until stopped. An
+		 * exporter keeps serving after its targets are gone: a fleet's
+		 * scrape target must not vanish. */
+		if (fd >= 0 && s->metrics) {
+			close(fd);
+		} else if (fd >= 0) {
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 			s->pid_fd[s->nr_pid_fds++] = fd;
 		}
@@ -296,7 +294,7 @@ static int write_report(struct session *s, bool interval)
 	err = snapshot_take(&s->tracer, &s->cur);
 	if (!err)
 		err = report_build(&r, s->cfg, &s->plan, &s->cur, s->have_prev ? &s->prev : NULL,
-				   seconds_between(&s->t_last, &now), name_disk);
+				   seconds_between(&s->t_last, &now), disk_name_kdev);
 	if (err) {
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
@@ -338,6 +336,10 @@ static void on_tick(struct session *s)
 
 	if (read(s->tick_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
+	if (s->metrics) {
+		metrics_tick(s->metrics);
+		return;
+	}
 	if (write_report(s, true))
 		s->end = END_ERROR;
 	else if (s->cfg->count && ++s->reports >= s->cfg->count)
@@ -399,6 +401,7 @@ static void session_stop(struct session *s)
 {
 	snapshot_free(&s->cur);
 	snapshot_free(&s->prev);
+	metrics_close(s->metrics); /* no scrape may read the maps from here on */
 	tracer_stop(&s->tracer);
 	sink_close(&s->sink);
 	if (s->knobs.cgroup_fd >= 0)
@@ -419,10 +422,45 @@ static void session_stop(struct session *s)
 	close(s->sig_fd);
 }
 
+/*
+ * Exporter mode: counts since start, served on the HTTP library's thread
+ * (created now, with the stop signals blocked, so they stay ours) and
+ * written to the textfile on the interval timer, until a stop signal or
+ * --duration. No report goes to stdout.
+ */
+static int serve_metrics(struct session *s)
+{
+	unsigned int every = metrics_interval(s->metrics);
+	char err[512];
+	int ret = 0;
+
+	if (metrics_start(s->metrics, &s->tracer, &s->plan, err, sizeof(err)))
+		goto fail;
+	if (every)
+		s->tick_fd = timer_open(every, true);
+	if (s->cfg->duration)
+		s->end_fd = timer_open(s->cfg->duration, false);
+	if ((every && s->tick_fd < 0) || (s->cfg->duration && s->end_fd < 0)) {
+		snprintf(err, sizeof(err), "timerfd: %s", strerror(errno));
+		goto fail;
+	}
+	if (session_loop(s))
+		ret = 1;
+	if (metrics_finish(s->metrics, err, sizeof(err)))
+		goto fail;
+	session_stop(s);
+	return ret;
+fail:
+	say("%s", err);
+	session_stop(s);
+	return 1;
+}
+
 int session_run(const struct config *cfg, const sigset_t *stop_signals, const sigset_t *child_mask)
 {
 	static struct session sess;
 	struct session *s = &sess;
+	char err[512];
 	int ret = 1;
 
 	*s = (struct session){
@@ -444,6 +482,14 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		    "CAP_SYS_ADMIN): run it with sudo");
 		goto out;
 	}
+	/* The port before anything is loaded: one in use fails at once. */
+	if (cfg->prometheus || cfg->textfile) {
+		s->metrics = metrics_open(cfg, err, sizeof(err));
+		if (!s->metrics) {
+			say("%s", err);
+			goto out;
+		}
+	}
 	if (session_start(s))
 		goto out;
 	ret = 0;
@@ -453,6 +499,8 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 	}
 	if (stop_pending())
 		goto out; /* stopped before tracing began: nothing to report */
+	if (s->metrics)
+		return serve_metrics(s);
 	if (open_sink(s)) {
 		say("out of memory");
 		ret = 1;

@@ -148,6 +148,41 @@ static const struct ok_case ok_cases[] = {
 		    .attach = ATTACH_FENTRY,
 		    .interval = 1,
 		    .count = 3 } },
+	/* Exporter mode: 127.0.0.1 unless an address is asked for. */
+	{ .args = { "--prometheus=9633", NULL },
+	  .want = { DEF, .prometheus = true, .prom_addr = "127.0.0.1", .prom_port = 9633 } },
+	{ .args = { "--prometheus", "0.0.0.0:9100", NULL },
+	  .want = { DEF, .prometheus = true, .prom_addr = "0.0.0.0", .prom_port = 9100 } },
+	{ .args = { "--prometheus=[::1]:65535", NULL },
+	  .want = { DEF, .prometheus = true, .prom_addr = "::1", .prom_ipv6 = true,
+		    .prom_port = 65535 } },
+	{ .args = { "--prometheus=[::]:1", NULL },
+	  .want = { DEF, .prometheus = true, .prom_addr = "::", .prom_ipv6 = true,
+		    .prom_port = 1 } },
+	{ .args = { "--prometheus=10.1.2.3:9633", "-T", "syscall,blk", "-P", "-D", "-F", "--top",
+		    "5", "--max-keys", "100", "--stats", "-p", "7", "--duration", "60", NULL },
+	  .want = { .layers = LAYER(LAYER_SYSCALL) | LAYER(LAYER_BLK),
+		    .layers_given = true,
+		    .pids = { 7 },
+		    .nr_pids = 1,
+		    .per_process = true,
+		    .per_disk = true,
+		    .per_flags = true,
+		    .top = 5,
+		    .max_keys = 100,
+		    .stats = true,
+		    .duration = 60,
+		    .prometheus = true,
+		    .prom_addr = "10.1.2.3",
+		    .prom_port = 9633 } },
+	{ .args = { "--textfile=/var/lib/node_exporter", NULL },
+	  .want = { DEF, .textfile = "/var/lib/node_exporter" } },
+	/* With --textfile the interval is how often the file is written. */
+	{ .args = { "--textfile", "/tmp", "60", NULL },
+	  .want = { DEF, .textfile = "/tmp", .interval = 60 } },
+	{ .args = { "--prometheus=9633", "--textfile=/tmp", "30", NULL },
+	  .want = { DEF, .prometheus = true, .prom_addr = "127.0.0.1", .prom_port = 9633,
+		    .textfile = "/tmp", .interval = 30 } },
 	{ .args = { "-V", NULL }, .want = { DEF, .help_shown = true } },
 	{ .args = { "--version", NULL }, .want = { DEF, .help_shown = true } },
 	{ .args = { "-h", NULL }, .want = { DEF, .help_shown = true } },
@@ -208,6 +243,14 @@ static void check_ok(const struct ok_case *tc)
 		     w->interval);
 	cr_assert_eq(cfg.count, w->count, "[%s] count %u, want %u", what, cfg.count, w->count);
 	cr_assert_eq(cfg.help_shown, w->help_shown, "[%s] help_shown", what);
+	cr_assert_eq(cfg.prometheus, w->prometheus, "[%s] prometheus", what);
+	if (w->prometheus) {
+		cr_assert_str_eq(cfg.prom_addr, w->prom_addr, "[%s] prom_addr", what);
+		cr_assert_eq(cfg.prom_port, w->prom_port, "[%s] prom_port %u, want %u", what,
+			     cfg.prom_port, w->prom_port);
+		cr_assert_eq(cfg.prom_ipv6, w->prom_ipv6, "[%s] prom_ipv6", what);
+	}
+	check_str(what, "textfile", cfg.textfile, w->textfile);
 	if (!tc->command[0]) {
 		cr_assert_null(cfg.command, "[%s] unexpected command", what);
 		return;
@@ -296,6 +339,36 @@ static const struct bad_case bad_cases[] = {
 	{ { "-x", NULL }, "-x" },
 	{ { "-T", NULL }, "-T" },
 	{ { "--usage", NULL }, "--usage" },
+	/* --prometheus: [ADDR:]PORT, numeric addresses only. */
+	{ { "--prometheus=", NULL }, "port ''" },
+	{ { "--prometheus=0", NULL }, "port '0'" },
+	{ { "--prometheus=65536", NULL }, "port '65536'" },
+	{ { "--prometheus=http", NULL }, "port 'http'" },
+	{ { "--prometheus=127.0.0.1", NULL }, "port '127.0.0.1'" },
+	{ { "--prometheus=127.0.0.1:", NULL }, "port ''" },
+	{ { "--prometheus=:9633", NULL }, "address ''" },
+	{ { "--prometheus=localhost:9633", NULL }, "address 'localhost'" },
+	{ { "--prometheus=1.2.3:9633", NULL }, "address '1.2.3'" },
+	{ { "--prometheus=999.1.1.1:9633", NULL }, "address '999.1.1.1'" },
+	{ { "--prometheus=::1:9633", NULL }, "[::1]:9633" },
+	{ { "--prometheus=[::1]9633", NULL }, "[ADDR]:PORT" },
+	{ { "--prometheus=[::1", NULL }, "[ADDR]:PORT" },
+	{ { "--prometheus=[1.2.3.4]:9633", NULL }, "address '1.2.3.4'" },
+	{ { "--prometheus=[::1]:x", NULL }, "port 'x'" },
+	{ { "--textfile=", NULL }, "--textfile" },
+	/* Exporter mode runs until stopped and exports seconds: options for
+	 * printed reports, or that end the run, are refused. */
+	{ { "--prometheus=9633", "--json", NULL }, "drop --json" },
+	{ { "--textfile=/tmp", "--json", NULL }, "--textfile" },
+	{ { "--prometheus=9633", "5", NULL }, "no interval" },
+	{ { "--prometheus=9633", "5", "3", NULL }, "no count" },
+	{ { "--textfile=/tmp", "5", "3", NULL }, "no count" },
+	{ { "--prometheus=9633", "--", "cmd", NULL }, "-p PID" },
+	{ { "--textfile=/tmp", "--", "cmd", NULL }, "-p PID" },
+	{ { "--prometheus=9633", "--plan", NULL }, "--plan" },
+	{ { "--prometheus=9633", "-u", NULL }, "seconds" },
+	{ { "--prometheus=9633", "-m", NULL }, "seconds" },
+	{ { "--textfile=/tmp", "--timestamp", NULL }, "--timestamp" },
 };
 
 Test(opts, invalid_command_lines, .init = cr_redirect_stderr)

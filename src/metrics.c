@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Exporter mode: one snapshot of the maps per scrape, reported as totals
+ * since start. No interval differences and no reset: Prometheus counters
+ * must never go down, and rate() or increase() over them gives whatever
+ * interval a query asks for.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h> /* before the headers shared with BPF */
+#include "collect.h"
+#include "disk.h"
+#include "exporter.h"
+#include "metrics.h"
+#include "prom.h"
+#include "report.h"
+
+struct metrics {
+	pthread_mutex_t lock; /* one snapshot at a time: snap and rep below */
+	const struct config *cfg;
+	struct exporter *http; /* listening from metrics_open(), serving later */
+	struct tracer *tracer;
+	const struct plan *plan;
+	struct prom_meta meta;
+	struct utsname uts;
+	bool textfile_failing; /* said once, until a write succeeds */
+	struct snapshot snap;
+	struct report rep;
+};
+
+struct metrics *metrics_open(const struct config *cfg, char *err, size_t errsz)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+	struct stat st;
+
+	if (!m) {
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->cfg = cfg;
+	uname(&m->uts);
+	m->meta.version = IOSTACKBREAK_VERSION;
+	m->meta.kernel = m->uts.release;
+	errno = 0;
+	if (cfg->textfile && (stat(cfg->textfile, &st) || !S_ISDIR(st.st_mode) ||
+			      access(cfg->textfile, W_OK | X_OK))) {
+		snprintf(err, errsz,
+			 "cannot write to %s: %s; give --textfile an existing directory we "
+			 "may write to (node_exporter's --collector.textfile.directory)",
+			 cfg->textfile, errno ? strerror(errno) : "not a directory");
+		metrics_close(m);
+		return NULL;
+	}
+	if (cfg->prometheus) {
+		m->http =
+		    exporter_listen(cfg->prom_addr, cfg->prom_port, cfg->prom_ipv6, err, errsz);
+		if (!m->http) {
+			metrics_close(m);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+void metrics_close(struct metrics *m)
+{
+	if (!m)
+		return;
+	exporter_stop(m->http);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+/* The report of a snapshot: its totals since start, as they are. */
+static void fill_report(struct metrics *m)
+{
+	const struct config *cfg = m->cfg;
+	struct report *r = &m->rep;
+
+	memset(r, 0, sizeof(*r));
+	clock_gettime(CLOCK_REALTIME, &r->wall);
+	r->plan = m->plan;
+	memcpy(r->cells, m->snap.cells, sizeof(r->cells));
+	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
+		r->drops[i] = m->snap.drops[i];
+		r->dropped += r->drops[i];
+	}
+	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
+		breakdown_sort_for_report(&m->snap.breakdowns);
+		r->breakdowns = &m->snap.breakdowns;
+		r->by_pid = cfg->per_process;
+		r->by_disk = cfg->per_disk;
+		r->by_flags = cfg->per_flags;
+		r->top = cfg->top;
+		r->disk_name = disk_name_kdev;
+	}
+	if (cfg->stats)
+		r->stats = &m->snap.stats;
+}
+
+int metrics_render(void *ctx, FILE *out)
+{
+	struct metrics *m = ctx;
+	int ret;
+
+	/* The HTTP thread and the textfile timer may both be here. */
+	pthread_mutex_lock(&m->lock);
+	ret = snapshot_take(m->tracer, &m->snap);
+	if (!ret) {
+		fill_report(m);
+		if (report_prometheus(out, &m->rep, &m->meta))
+			ret = -EIO;
+	}
+	snapshot_free(&m->snap);
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}
+
+unsigned int metrics_interval(const struct metrics *m)
+{
+	if (!m->cfg->textfile)
+		return 0;
+	return m->cfg->interval ? m->cfg->interval : TEXTFILE_INTERVAL_S;
+}
+
+static int write_textfile(struct metrics *m, char *err, size_t errsz)
+{
+	return textfile_write(m->cfg->textfile, TEXTFILE_NAME, metrics_render, m, err, errsz);
+}
+
+int metrics_start(struct metrics *m, struct tracer *t, const struct plan *plan, char *err,
+		  size_t errsz)
+{
+	const struct config *cfg = m->cfg;
+	char url[128];
+
+	m->tracer = t;
+	m->plan = plan;
+	if (cfg->textfile && write_textfile(m, err, errsz))
+		return -1;
+	if (m->http && exporter_serve(m->http, metrics_render, m, cfg->verbose, err, errsz))
+		return -1;
+	report_skipped_text(stderr, plan);
+	if (m->http)
+		exporter_url(m->http, url, sizeof(url));
+	if (m->http && cfg->textfile)
+		fprintf(stderr, "Serving metrics at %s and writing %s/%s every %u s. ", url,
+			cfg->textfile, TEXTFILE_NAME, metrics_interval(m));
+	else if (m->http)
+		fprintf(stderr, "Serving metrics at %s. ", url);
+	else
+		fprintf(stderr, "Writing %s/%s every %u s. ", cfg->textfile, TEXTFILE_NAME,
+			metrics_interval(m));
+	fprintf(stderr, "Hit Ctrl-C to end.\n");
+	return 0;
+}
+
+void metrics_tick(struct metrics *m)
+{
+	char err[512];
+
+	/* A full disk must not stop the HTTP side: say it once, and again
+	 * once it is over. */
+	if (write_textfile(m, err, sizeof(err))) {
+		if (!m->textfile_failing)
+			fprintf(stderr, "iostackbreak: %s; trying again every %u s\n", err,
+				metrics_interval(m));
+		m->textfile_failing = true;
+	} else if (m->textfile_failing) {
+		fprintf(stderr, "iostackbreak: writing %s/%s again\n", m->cfg->textfile,
+			TEXTFILE_NAME);
+		m->textfile_failing = false;
+	}
+}
+
+int metrics_finish(struct metrics *m, char *err, size_t errsz)
+{
+	exporter_stop(m->http);
+	m->http = NULL;
+	/* The last counts, for as long as node_exporter keeps reading the
+	 * file (its node_textfile_mtime_seconds tells how old they are). */
+	return m->cfg->textfile ? write_textfile(m, err, errsz) : 0;
+}
