@@ -482,3 +482,23 @@ def fifty_scrapes_a_second_for_thirty_seconds():
         assert growth <= 1024, f"RSS grew {growth} KiB over {scrapes} scrapes: {rss}"
         assert max(rss[len(rss) // 2:]) - min(rss[len(rss) // 2:]) <= 512, \
             f"RSS not flat in the second half: {rss}"
+
+
+@test
+def an_exporter_keeps_serving_after_its_p_targets_exit():
+    """Unlike a plain -p run, exporter mode does not end with its process."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        work = Work("-c", "pread", "400", path)
+        port = free_port()
+        tool = Tool("-T", "syscall", "-p", str(work.pid), f"--prometheus={port}")
+        work.go()
+        work.finish()
+        time.sleep(1.0)
+        assert tool.proc.poll() is None, "the exporter ended with its -p target"
+        status, _, body = http_get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200, status
+        samples = parse_exposition(body)
+        assert value(samples, LATENCY + "_count", layer="syscall", op="read") == 400
+        rc, _, err = tool.stop()
+        assert rc == 0, err
