@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "iostackbreak.h"
+#include "call_parts.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -54,6 +55,29 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cell_hist);
 } cells SEC(".maps");
+
+/*
+ * Where the time of each call goes (bpf/call_parts.h): calls of root_layer,
+ * the outermost traced layer of threads, are split into parts. Per op:
+ * the totals, and per part a histogram of its time per call (calls where a
+ * part took no time are not added: user space adds them as zeros).
+ */
+const volatile bool split_calls;
+const volatile __u32 root_layer;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_FS_OPS *NR_PARTS);
+	__type(key, __u32);
+	__type(value, struct cell_hist);
+} call_parts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_FS_OPS);
+	__type(key, __u32);
+	__type(value, struct call_totals);
+} call_ops SEC(".maps");
 
 /* Breakdowns by process, disk or flags; entries appear as keys are seen. */
 struct {
@@ -143,10 +167,10 @@ static __always_inline void count_drop(__u32 reason)
 		(*n)++;
 }
 
-static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
+/* Adds one value to a per-CPU histogram of map at idx. */
+static __always_inline void hist_add(void *map, __u32 idx, __u64 delta)
 {
-	__u32 idx = CELL_INDEX(layer, op);
-	struct cell_hist *c = bpf_map_lookup_elem(&cells, &idx);
+	struct cell_hist *c = bpf_map_lookup_elem(map, &idx);
 	__u32 b;
 
 	if (!c)
@@ -166,6 +190,11 @@ static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
 		c->max_ns = delta;
 	c->count++;
 	c->sum_ns += delta;
+}
+
+static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
+{
+	hist_add(&cells, CELL_INDEX(layer, op), delta);
 }
 
 /* Keeps the smallest (or largest) value seen, against other CPUs. */
@@ -284,6 +313,7 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
+	__u64 now;
 
 	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
@@ -310,8 +340,27 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 have_slot:
 	if (nest && ts->depth[layer]++)
 		return 0;
-	ts->start_ns[layer] = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+	ts->start_ns[layer] = now;
+	if (split_calls)
+		parts_enter(ts, layer, now);
 	return 0;
+}
+
+/* A call of the root layer ended: its parts, per op. */
+static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u64 delta)
+{
+	struct call_totals *t = bpf_map_lookup_elem(&call_ops, &op);
+
+	if (!t || op >= NR_FS_OPS)
+		return;
+	t->count++;
+	t->total_ns += delta;
+	t->blk_requests += ts->blk_requests;
+	t->blk_bytes += ts->blk_bytes;
+	for (__u32 p = 0; p < NR_PARTS; p++)
+		if (ts->part_ns[p])
+			hist_add(&call_parts, op * NR_PARTS + p, ts->part_ns[p]);
 }
 
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
@@ -344,6 +393,9 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	ts->start_ns[layer] = 0;
 	delta = now - start;
 	record(layer, op, delta);
+	/* The root's parts sum to delta: both run from its start to now. */
+	if (split_calls && parts_exit(ts, layer, now) && layer == root_layer)
+		record_call(ts, op, delta);
 	if (by_pid) {
 		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op), .tgid = id >> 32 };
 		char comm[COMM_LEN];
@@ -489,6 +541,76 @@ int rt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	return raw_sys_exit((struct pt_regs *)ctx->args[0], false);
 }
 
+/* ---- off CPU: sched_switch, for the parts of a call ---- */
+
+/* Before 5.14 the task's state was "long state" ("sched: Change
+ * task_struct::state", 5.14). */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+#define KTASK_RUNNING 0x0000 /* include/linux/sched.h */
+
+/* Why a thread leaves the CPU: preempted (still runnable), waiting for I/O
+ * (io_schedule sets in_iowait), or any other sleep. */
+static __always_inline __u32 offcpu_part(struct task_struct *prev, bool preempt, bool btf)
+{
+	long state;
+
+	if (bpf_core_field_exists(((struct task_struct___pre514 *)0)->state))
+		state = BPF_CORE_READ((struct task_struct___pre514 *)prev, state);
+	else
+		state = btf ? prev->__state : BPF_CORE_READ(prev, __state);
+	if (preempt || state == KTASK_RUNNING)
+		return PART_RUNQUEUE;
+	if (btf ? BPF_CORE_READ_BITFIELD(prev, in_iowait)
+		: BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		return PART_IO_WAIT;
+	return PART_BLOCKED;
+}
+
+/* A thread's slots, never created here: most threads that switch have no
+ * call open, and leave after this one look-up. */
+static __always_inline struct thread_starts *slots_of(struct task_struct *task, bool btf)
+{
+	__u32 tid;
+
+	if (use_task_storage)
+		return bpf_task_storage_get(&task_starts, task, 0, 0);
+	tid = btf ? task->pid : BPF_CORE_READ(task, pid);
+	return bpf_map_lookup_elem(&thread_starts, &tid);
+}
+
+static __always_inline int on_switch(bool preempt, struct task_struct *prev,
+				     struct task_struct *next, bool btf)
+{
+	struct thread_starts *ts = slots_of(prev, btf);
+	__u64 now = 0;
+
+	if (ts && parts_open(ts)) {
+		now = bpf_ktime_get_ns();
+		parts_switch_out(ts, now, offcpu_part(prev, preempt, btf));
+	}
+	ts = slots_of(next, btf);
+	if (ts && parts_open(ts) && ts->off)
+		parts_switch_in(ts, now ? now : bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int tb_switch(__u64 *ctx)
+{
+	return on_switch((bool)ctx[0], (struct task_struct *)ctx[1], (struct task_struct *)ctx[2],
+			 true);
+}
+
+SEC("raw_tp/sched_switch")
+int rt_switch(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_switch((bool)ctx->args[0], (struct task_struct *)ctx->args[1],
+			 (struct task_struct *)ctx->args[2], false);
+}
+
 /* ---- following the children of traced processes ---- */
 
 static __always_inline int on_fork(__u32 parent_tgid, __u32 child_tgid)
@@ -613,6 +735,19 @@ static __always_inline __u32 rq_flags(__u32 f)
 	return out;
 }
 
+/* A request started by a thread inside a traced call: the call's block I/O. */
+static __always_inline void count_call_request(struct request *rq, bool btf)
+{
+	struct task_struct *task =
+	    btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
+	struct thread_starts *ts = slots_of(task, btf);
+
+	if (!ts || !parts_open(ts))
+		return;
+	ts->blk_requests++;
+	ts->blk_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+}
+
 /*
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion.
@@ -644,6 +779,8 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	}
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	if (split_calls)
+		count_call_request(rq, btf);
 	v.origin_ns = now;
 	v.issue_ns = issue_ns;
 	v.tgid = id >> 32;

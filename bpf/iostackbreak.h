@@ -81,9 +81,41 @@ struct breakdown_cell {
 #define MAX_PID_FILTER 16
 
 /* Open calls of one thread, one slot per layer (nested layers coexist). */
+/*
+ * Where a call's time goes (bpf/call_parts.h): the parts of one call of the
+ * outermost traced layer. A part is the self time on CPU of a layer that
+ * times threads (the index is the layer's), or time off CPU by kind.
+ */
+#define NR_CALL_LAYERS LAYER_BLK /* the layers of threads: syscall .. btrfs */
+enum part {
+	PART_IO_WAIT = NR_CALL_LAYERS, /* asleep in io_schedule (task->in_iowait) */
+	PART_BLOCKED,		       /* any other sleep: locks, wait queues */
+	PART_RUNQUEUE,		       /* runnable, not running: preempted */
+	NR_PARTS,
+};
+#define NO_LAYER 0xff
+
+/* Open calls of one thread, one slot per layer (nested layers coexist). */
 struct thread_starts {
 	__u64 start_ns[NR_LAYERS];
 	__u32 depth[NR_LAYERS]; /* re-entry depth; the outermost call is timed */
+	/* The call of the outermost open layer, split as it goes. */
+	__u64 last_ns;		 /* the last transition (enter, exit, switch) */
+	__u64 part_ns[NR_PARTS]; /* time charged to each part so far */
+	__u64 blk_bytes;	 /* block requests started during the call */
+	__u32 blk_requests;
+	__u8 inner; /* the innermost open layer; NO_LAYER: no call open */
+	__u8 root;  /* the outermost layer of the open call */
+	__u8 off;   /* 0: on CPU; else the off-CPU part + 1 */
+	__u8 pad;
+};
+
+/* Per op of the root layer: calls split into parts, and their block I/O. */
+struct call_totals {
+	__u64 count;
+	__u64 total_ns; /* = the sum of every part, by construction */
+	__u64 blk_requests;
+	__u64 blk_bytes;
 };
 
 /* A block request between its first sighting and its completion. */

@@ -73,15 +73,18 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 }
 
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
-static int select_programs(struct tracer *t, const struct plan *plan, bool follow, char *err,
-			   size_t errsz)
+static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
+			   char *err, size_t errsz)
 {
+	enum prog_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 	struct bpf_program *p;
 
 	bpf_object__for_each_program (p, t->skel->obj)
 		bpf_program__set_autoload(p, false);
+	if (offcpu)
+		load_pair(progtab_role(&t->progs, ROLE_OFFCPU, shared));
 	if (follow)
-		load_pair(progtab_follow(&t->progs, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP));
+		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
@@ -98,8 +101,8 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 				case SRC_TP_BTF:
 				case SRC_RAW_TP:
 					if (layer == LAYER_SYSCALL)
-						load_pair(progtab_raw_syscalls(
-						    &t->progs, source_method(cp->src)));
+						load_pair(progtab_role(&t->progs, ROLE_RAW_SYSCALLS,
+								       source_method(cp->src)));
 					else
 						load_pair(blk_prog(t, cp, i));
 					break;
@@ -270,7 +273,8 @@ static bool descends_from(int pid, const struct tracer_knobs *knobs)
 static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, bool btf, char *err,
 			 size_t errsz)
 {
-	const struct prog_ref *r = progtab_follow(&t->progs, btf ? METHOD_TP_BTF : METHOD_RAW_TP);
+	const struct prog_ref *r =
+	    progtab_role(&t->progs, ROLE_FOLLOW, btf ? METHOD_TP_BTF : METHOD_RAW_TP);
 	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
 	struct dirent *d;
 	__u8 one = 1;
@@ -298,6 +302,24 @@ static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, boo
 					     sizeof(one), BPF_NOEXIST);
 	}
 	closedir(proc);
+	return 0;
+}
+
+/* sched_switch, for the off-CPU parts of calls: before the layers, so that
+ * no call opens without it. */
+static int attach_offcpu(struct tracer *t, bool btf, char *err, size_t errsz)
+{
+	const struct prog_ref *r =
+	    progtab_role(&t->progs, ROLE_OFFCPU, btf ? METHOD_TP_BTF : METHOD_RAW_TP);
+	struct bpf_link *l = bpf_program__attach(r->entry);
+
+	if (!l || keep_link(t, l)) {
+		snprintf(err, errsz,
+			 "cannot attach to sched_switch (%s) for the off-CPU parts: %s; run with "
+			 "--no-offcpu",
+			 btf ? "tp_btf" : "raw_tp", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -335,7 +357,7 @@ static enum source raw_syscall_source(const struct plan *plan)
 static int attach_raw_syscalls(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
 {
 	enum source src = raw_syscall_source(plan);
-	const struct prog_ref *r = progtab_raw_syscalls(&t->progs, source_method(src));
+	const struct prog_ref *r = progtab_role(&t->progs, ROLE_RAW_SYSCALLS, source_method(src));
 	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
 
 	if (ret)
@@ -368,6 +390,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 			 const struct tracer_knobs *knobs, bool task_storage, char *err,
 			 size_t errsz)
 {
+	bool offcpu;
 	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
 	int ret;
 
@@ -389,6 +412,14 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->by_disk = knobs->by_disk;
 	t->skel->rodata->by_flags = knobs->by_flags;
 	t->skel->rodata->follow_children = knobs->follow_children;
+	t->root_layer = knobs->split_calls ? plan_root_layer(plan) : -1;
+	t->skel->rodata->split_calls = t->root_layer >= 0;
+	t->skel->rodata->root_layer = (__u32)t->root_layer;
+	offcpu = t->root_layer >= 0 && knobs->offcpu;
+	if (t->root_layer < 0) {
+		bpf_map__set_max_entries(t->skel->maps.call_parts, 1);
+		bpf_map__set_max_entries(t->skel->maps.call_ops, 1);
+	}
 	if (!knobs->follow_children)
 		bpf_map__set_max_entries(t->skel->maps.followed, 1);
 	t->breaking_down = knobs->by_pid || knobs->by_disk || knobs->by_flags;
@@ -417,7 +448,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	}
 	set_syscall_numbers(t, plan);
 	progtab_resolve(&t->progs, t->skel);
-	if (select_programs(t, plan, knobs->follow_children, err, errsz))
+	if (select_programs(t, plan, knobs->follow_children, offcpu, err, errsz))
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
 	if (ret) {
@@ -459,6 +490,9 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		}
 	}
 	if (knobs->follow_children && attach_follow(t, knobs, plan->btf, err, errsz))
+		return -1;
+	if (t->skel->rodata->split_calls && knobs->offcpu &&
+	    attach_offcpu(t, plan->btf, err, errsz))
 		return -1;
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;

@@ -20,6 +20,7 @@ struct tracer {
 	bool breaking_down; /* -P, -D or -F: the breakdown map is in use */
 	bool with_stats;    /* --stats: read the programs' run time too */
 	bool task_storage;  /* start slots in task storage, not the hash */
+	int root_layer;	    /* the layer whose calls are split into parts; -1: none */
 };
 
 struct tracer_knobs {
@@ -35,6 +36,8 @@ struct tracer_knobs {
 	unsigned int max_keys; /* 0: the object's default */
 	bool follow_children;  /* the tgids' descendants too, forked from now on */
 	bool seed_children;    /* and those that exist already (-p --children) */
+	bool split_calls;      /* split calls of the root layer into parts */
+	bool offcpu;	       /* with their off-CPU parts (sched_switch) */
 };
 
 /*

@@ -27,6 +27,49 @@ static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
 	return ret;
 }
 
+/* Calls split into parts: totals per op, a histogram per op and part. */
+static int read_calls(struct tracer *t, struct snapshot *snap, int ncpu)
+{
+	int ops_fd = bpf_map__fd(t->skel->maps.call_ops);
+	int parts_fd = bpf_map__fd(t->skel->maps.call_parts);
+	struct call_totals *ct = calloc((size_t)ncpu, sizeof(*ct));
+	struct cell_hist *ch = calloc((size_t)ncpu, sizeof(*ch));
+	int ret = 0;
+
+	if (!ct || !ch) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (__u32 op = 0; op < NR_FS_OPS && !ret; op++) {
+		struct call_totals *sum = &snap->calls[op];
+
+		if (bpf_map_lookup_elem(ops_fd, &op, ct)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			sum->count += ct[cpu].count;
+			sum->total_ns += ct[cpu].total_ns;
+			sum->blk_requests += ct[cpu].blk_requests;
+			sum->blk_bytes += ct[cpu].blk_bytes;
+		}
+		for (__u32 part = 0; part < NR_PARTS; part++) {
+			__u32 idx = op * NR_PARTS + part;
+
+			if (bpf_map_lookup_elem(parts_fd, &idx, ch)) {
+				ret = -errno;
+				break;
+			}
+			for (int cpu = 0; cpu < ncpu; cpu++)
+				cell_add(&snap->parts[op][part], &ch[cpu]);
+		}
+	}
+out:
+	free(ct);
+	free(ch);
+	return ret;
+}
+
 static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
 {
 	int fd = bpf_map__fd(t->skel->maps.drops);
@@ -87,6 +130,8 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 		ret = read_drops(t, snap, ncpu);
 	if (!ret && t->breaking_down)
 		ret = read_breakdowns(t, snap);
+	if (!ret && t->root_layer >= 0)
+		ret = read_calls(t, snap, ncpu);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	return ret;

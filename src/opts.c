@@ -23,6 +23,8 @@ enum long_only_keys {
 	OPT_MAX_KEYS,
 	OPT_STATS,
 	OPT_NO_CHILDREN,
+	OPT_NO_PARTS,
+	OPT_NO_OFFCPU,
 	OPT_PROMETHEUS,
 	OPT_TEXTFILE,
 };
@@ -62,6 +64,14 @@ static const struct argp_option options[] = {
 	  "With -p: also the processes they fork from now on, at any depth, and "
 	  "their children that exist already",
 	  0 },
+	{ "part-histograms", 'B', NULL, 0,
+	  "Where the time goes: a histogram of each part's time per call", 0 },
+	{ "no-offcpu", OPT_NO_OFFCPU, NULL, 0,
+	  "Where the time goes: no io_wait, blocked and runqueue parts (no "
+	  "sched_switch program); waits count as the waiting layer's self time",
+	  0 },
+	{ "no-parts", OPT_NO_PARTS, NULL, 0,
+	  "Do not split calls into where their time goes (fewer programs run)", 0 },
 	{ "no-children", OPT_NO_CHILDREN, NULL, 0,
 	  "With a COMMAND: trace its process alone, not the processes it forks", 0 },
 	{ "tid", 't', "TID", 0, "Trace only this thread", 0 },
@@ -271,6 +281,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'f':
 		cfg->children = true;
 		break;
+	case 'B':
+		cfg->part_hists = true;
+		break;
+	case OPT_NO_OFFCPU:
+		cfg->offcpu = false;
+		break;
+	case OPT_NO_PARTS:
+		cfg->split_calls = false;
+		break;
 	case OPT_NO_CHILDREN:
 		cfg->no_children = true;
 		break;
@@ -445,6 +464,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->layers = ALL_LAYERS;
+	cfg->split_calls = true;
+	cfg->offcpu = true;
 	/* Everything after "--" is a command to run, not ours to parse. */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -474,6 +495,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return fail(cfg, "-f follows the children of -p processes: add -p (a "
 				 "command's children are followed by default)"),
 		       2;
+	if (!cfg->split_calls && (cfg->part_hists || !cfg->offcpu))
+		return fail(cfg, "-B and --no-offcpu shape the parts of calls: drop --no-parts"), 2;
 	if (cfg->no_children && !cfg->command)
 		return fail(cfg, "--no-children applies to a -- COMMAND: add one"), 2;
 	if (cfg->per_disk && !(cfg->layers & (1U << LAYER_BLK)))

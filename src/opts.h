@@ -49,6 +49,9 @@ struct config {
 	char **command;	       /* -- COMMAND ARGS...: NULL-terminated */
 	bool children;	       /* -f: -p's processes' descendants too */
 	bool no_children;      /* --no-children: the command's process alone */
+	bool split_calls;      /* where each call's time goes (off with --no-parts) */
+	bool offcpu;	       /* its off-CPU parts (off with --no-offcpu) */
+	bool part_hists;       /* -B: a histogram per part in text */
 	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];      /* why parsing failed */
 

@@ -232,8 +232,10 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	enum source src;
 	char why[200] = "";
 	/* Who submitted a request is known where it starts, not at issue. */
-	bool need_origin = cfg->queued || cfg->nr_pids || cfg->command || cfg->tid || cfg->comm ||
-			   cfg->cgroup || cfg->per_process;
+	/* So is whose call a request belongs to, for the parts of calls. */
+	bool split_calls = cfg->split_calls && (cfg->layers & ((1U << LAYER_BLK) - 1));
+	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
+			   cfg->comm || cfg->cgroup || cfg->per_process;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -388,4 +390,13 @@ void plan_print(const struct plan *plan, FILE *out)
 			fputc('\n', out);
 		}
 	}
+}
+
+int plan_root_layer(const struct plan *plan)
+{
+	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
+		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+			if (plan->cells[layer][op].src != SRC_NONE)
+				return (int)layer;
+	return -1;
 }

@@ -77,6 +77,10 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 /* Does any traced cell time calls of threads (every layer but blk)? */
 bool plan_traces_threads(const struct plan *plan);
 
+/* The outermost layer of threads with a traced cell (its calls are the ones
+ * split into parts), or -1. */
+int plan_root_layer(const struct plan *plan);
+
 /* Number of traced cells. */
 unsigned int plan_nr_traced(const struct plan *plan);
 

@@ -40,6 +40,38 @@ static struct bpf_program *at(struct iostackbreak_bpf *skel, size_t off)
 	return off ? *(struct bpf_program **)((char *)skel + off) : NULL;
 }
 
+/* The tp_btf and raw_tp programs of one role that is not a cell target. */
+static const struct {
+	enum prog_role role;
+	unsigned char layer;
+	size_t btf[2], raw[2]; /* entry, exit (0: a lone program) */
+} shared_progs[] = {
+	{ ROLE_RAW_SYSCALLS,
+	  LAYER_SYSCALL,
+	  { PROG(tb_sys_enter), PROG(tb_sys_exit) },
+	  { PROG(rt_sys_enter), PROG(rt_sys_exit) } },
+	{ ROLE_FOLLOW,
+	  LAYER_NONE,
+	  { PROG(tb_fork), PROG(tb_exit) },
+	  { PROG(rt_fork), PROG(rt_exit) } },
+	{ ROLE_OFFCPU, LAYER_NONE, { PROG(tb_switch), 0 }, { PROG(rt_switch), 0 } },
+};
+
+static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,
+				enum prog_method method, struct bpf_program *entry,
+				struct bpf_program *exit)
+{
+	struct prog_ref *r = &pt->refs[pt->n++];
+
+	r->role = role;
+	r->layer = (unsigned char)layer;
+	r->method = method;
+	r->entry = entry;
+	r->exit = exit;
+	r->target_id = -1;
+	return r;
+}
+
 void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 {
 	memset(pt, 0, sizeof(*pt));
@@ -49,43 +81,24 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 
 			if (!target_progs[i].entry[m])
 				continue;
-			r = &pt->refs[pt->n++];
-			r->entry = at(skel, target_progs[i].entry[m]);
-			r->exit = at(skel, target_progs[i].exit[m]);
-			r->layer = cell_targets[i].layer;
+			r = add_ref(pt, ROLE_TARGET, cell_targets[i].layer, (enum prog_method)m,
+				    at(skel, target_progs[i].entry[m]),
+				    at(skel, target_progs[i].exit[m]));
 			r->op = cell_targets[i].op;
-			r->method = (enum prog_method)m;
 			r->target_id = (int)i;
 		}
 	}
-	for (unsigned int raw = 0; raw < 2; raw++) {
-		struct prog_ref *r = &pt->refs[pt->n++];
-
-		r->entry = at(skel, raw ? PROG(rt_sys_enter) : PROG(tb_sys_enter));
-		r->exit = at(skel, raw ? PROG(rt_sys_exit) : PROG(tb_sys_exit));
-		r->layer = LAYER_SYSCALL;
-		r->method = raw ? METHOD_RAW_TP : METHOD_TP_BTF;
-		r->target_id = -1;
-	}
-	for (unsigned int raw = 0; raw < 2; raw++) {
-		struct prog_ref *r = &pt->refs[pt->n++];
-
-		r->entry = at(skel, raw ? PROG(rt_fork) : PROG(tb_fork));
-		r->exit = at(skel, raw ? PROG(rt_exit) : PROG(tb_exit));
-		r->layer = LAYER_NONE;
-		r->method = raw ? METHOD_RAW_TP : METHOD_TP_BTF;
-		r->target_id = -1;
+	for (unsigned int i = 0; i < sizeof(shared_progs) / sizeof(shared_progs[0]); i++) {
+		add_ref(pt, shared_progs[i].role, shared_progs[i].layer, METHOD_TP_BTF,
+			at(skel, shared_progs[i].btf[0]), at(skel, shared_progs[i].btf[1]));
+		add_ref(pt, shared_progs[i].role, shared_progs[i].layer, METHOD_RAW_TP,
+			at(skel, shared_progs[i].raw[0]), at(skel, shared_progs[i].raw[1]));
 	}
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
-		for (unsigned int raw = 0; raw < 2; raw++) {
-			struct prog_ref *r = &pt->refs[pt->n++];
-
-			r->entry = at(skel, raw ? blk_progs[tp].raw : blk_progs[tp].btf);
-			r->layer = LAYER_BLK;
-			r->method = raw ? METHOD_RAW_TP : METHOD_TP_BTF;
-			r->target_id = -1;
-			r->blk_tp = (enum blk_tp)tp;
-		}
+		add_ref(pt, ROLE_BLK, LAYER_BLK, METHOD_TP_BTF, at(skel, blk_progs[tp].btf), NULL)
+		    ->blk_tp = (enum blk_tp)tp;
+		add_ref(pt, ROLE_BLK, LAYER_BLK, METHOD_RAW_TP, at(skel, blk_progs[tp].raw), NULL)
+		    ->blk_tp = (enum blk_tp)tp;
 	}
 }
 
@@ -98,19 +111,11 @@ const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int tar
 	return NULL;
 }
 
-const struct prog_ref *progtab_raw_syscalls(const struct progtab *pt, enum prog_method method)
+const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role role,
+				    enum prog_method method)
 {
 	for (unsigned int i = 0; i < pt->n; i++)
-		if (pt->refs[i].target_id < 0 && pt->refs[i].layer == LAYER_SYSCALL &&
-		    pt->refs[i].method == method)
-			return &pt->refs[i];
-	return NULL;
-}
-
-const struct prog_ref *progtab_follow(const struct progtab *pt, enum prog_method method)
-{
-	for (unsigned int i = 0; i < pt->n; i++)
-		if (pt->refs[i].layer == LAYER_NONE && pt->refs[i].method == method)
+		if (pt->refs[i].role == role && pt->refs[i].method == method)
 			return &pt->refs[i];
 	return NULL;
 }
@@ -119,8 +124,8 @@ const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 				   enum prog_method method)
 {
 	for (unsigned int i = 0; i < pt->n; i++)
-		if (pt->refs[i].target_id < 0 && pt->refs[i].layer == LAYER_BLK &&
-		    pt->refs[i].blk_tp == tp && pt->refs[i].method == method)
+		if (pt->refs[i].role == ROLE_BLK && pt->refs[i].blk_tp == tp &&
+		    pt->refs[i].method == method)
 			return &pt->refs[i];
 	return NULL;
 }

@@ -24,7 +24,17 @@ enum prog_method {
 	NR_METHODS,
 };
 
+/* What a program is for. */
+enum prog_role {
+	ROLE_TARGET,	   /* times a target of a cell (cells.def) */
+	ROLE_RAW_SYSCALLS, /* the raw sys_enter/sys_exit pair: every syscall cell */
+	ROLE_BLK,	   /* a block tracepoint: every blk cell */
+	ROLE_FOLLOW,	   /* sched_process_fork/exit: following children */
+	ROLE_OFFCPU,	   /* sched_switch: the off-CPU parts of calls */
+};
+
 struct prog_ref {
+	enum prog_role role;
 	struct bpf_program *entry; /* blk: the program */
 	struct bpf_program *exit;  /* blk: NULL */
 	unsigned char layer, op;   /* blk: op is 0, the program serves every op */
@@ -36,7 +46,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the raw sys_enter/sys_exit pairs (tp_btf, raw_tp) that serve every
  * syscall cell. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 2 + 2)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 3 * 2)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS
@@ -57,12 +67,10 @@ const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int tar
 const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 				   enum prog_method method);
 
-/* The raw sys_enter/sys_exit pair for tp_btf or raw_tp. */
-const struct prog_ref *progtab_raw_syscalls(const struct progtab *pt, enum prog_method method);
-
-/* The sched_process_fork (entry) / sched_process_exit (exit) pair that
- * follows the children of traced processes, for tp_btf or raw_tp. */
-const struct prog_ref *progtab_follow(const struct progtab *pt, enum prog_method method);
+/* The programs of a role other than ROLE_TARGET and ROLE_BLK (a pair, or a
+ * lone program in entry), for tp_btf or raw_tp. */
+const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role role,
+				    enum prog_method method);
 
 /* The method of a plan source. */
 enum prog_method source_method(enum source src);

@@ -124,6 +124,61 @@ static void stats_diff(struct self_stats *out, const struct self_stats *cur,
 		out->layers[l].runs -= prev->layers[l].runs;
 		out->layers[l].run_time_ns -= prev->layers[l].run_time_ns;
 	}
+	out->other.runs -= prev->other.runs;
+	out->other.run_time_ns -= prev->other.run_time_ns;
+}
+
+/* The calls of the interval, each part's histogram counting every call. */
+static void calls_diff(struct report *r, const struct snapshot *cur, const struct snapshot *prev)
+{
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct call_totals *c = &cur->calls[op], *p = &prev->calls[op];
+		struct call_totals *t = &r->calls[op];
+
+		t->count = c->count - p->count;
+		t->total_ns = c->total_ns - p->total_ns;
+		t->blk_requests = c->blk_requests - p->blk_requests;
+		t->blk_bytes = c->blk_bytes - p->blk_bytes;
+		for (unsigned int part = 0; part < NR_PARTS; part++) {
+			struct cell_hist *h = &r->parts[op][part];
+			uint64_t zeros;
+
+			cell_diff(h, &cur->parts[op][part], &prev->parts[op][part]);
+			/* The kernel adds a call to a part only if the part took time. */
+			if (h->count >= t->count)
+				continue;
+			zeros = t->count - h->count;
+			h->buckets[0] += zeros;
+			h->count += zeros;
+			h->min_ns = 0;
+		}
+	}
+}
+
+const char *part_name(unsigned int part)
+{
+	switch (part) {
+	case PART_IO_WAIT:
+		return "io_wait";
+	case PART_BLOCKED:
+		return "blocked";
+	case PART_RUNQUEUE:
+		return "runqueue";
+	default:
+		return layer_name(part);
+	}
+}
+
+bool report_has_part(const struct report *r, unsigned int part)
+{
+	if (part >= NR_PARTS)
+		return false;
+	if (part >= NR_CALL_LAYERS)
+		return r->offcpu;
+	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+		if (r->plan->cells[part][op].src != SRC_NONE)
+			return true;
+	return false;
 }
 
 int report_build(struct report *r, const struct config *cfg, const struct plan *plan,
@@ -161,6 +216,11 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
 		r->stats = &r->own_stats;
 	}
+	r->root_layer = cfg->split_calls ? plan_root_layer(plan) : -1;
+	r->offcpu = cfg->offcpu;
+	r->part_hists = cfg->part_hists;
+	if (r->root_layer >= 0)
+		calls_diff(r, cur, prev);
 	return 0;
 }
 

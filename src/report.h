@@ -31,6 +31,16 @@ struct report {
 	unsigned int top; /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
+	/*
+	 * Where the time goes: calls of root_layer (-1: not split) per op,
+	 * and per part a histogram of its time per call, calls where it took
+	 * no time included (in the first bucket).
+	 */
+	int root_layer;
+	bool offcpu;	 /* io_wait, blocked and runqueue are measured */
+	bool part_hists; /* text: a histogram per part */
+	struct call_totals calls[NR_FS_OPS];
+	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/* What report_build() allocated for the pointers above. */
 	struct breakdown_set own_breakdowns;
 	struct self_stats own_stats;
@@ -45,6 +55,12 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		 const struct snapshot *cur, const struct snapshot *prev, double secs,
 		 disk_namer disk_name);
 void report_release(struct report *r);
+
+/* The name of a part: a layer's ("ext4": its self time) or a wait's. */
+const char *part_name(unsigned int part);
+
+/* Is a part reported: self time of a traced layer, or a measured wait? */
+bool report_has_part(const struct report *r, unsigned int part);
 
 /* Timed operations of a layer in the report: the events its programs served. */
 uint64_t report_layer_events(const struct report *r, unsigned int layer);

@@ -132,6 +132,44 @@ static void json_cell(struct sink *s, const struct report *r, unsigned int layer
 			json_object_array_add(js->cells, breakdown_json(r, &r->breakdowns->v[i]));
 }
 
+/* "breakdown": each op of the root layer, its calls split into parts. */
+static void json_calls(struct sink *s, const struct report *r)
+{
+	struct json_state *js = s->state;
+	json_object *all = json_object_new_array();
+
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct call_totals *c = &r->calls[op];
+		json_object *o = json_object_new_object(), *parts = json_object_new_array();
+
+		json_object_object_add(o, "op", json_object_new_string(op_name(LAYER_SYSCALL, op)));
+		json_object_object_add(
+		    o, "root", json_object_new_string(layer_name((unsigned int)r->root_layer)));
+		json_object_object_add(o, "count", json_object_new_uint64(c->count));
+		json_object_object_add(o, "total_ns", json_object_new_uint64(c->total_ns));
+		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
+		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
+		for (unsigned int part = 0; part < NR_PARTS; part++) {
+			const struct cell_hist *h = &r->parts[op][part];
+			json_object *p;
+
+			if (!report_has_part(r, part))
+				continue;
+			p = json_object_new_object();
+			json_object_object_add(p, "part", json_object_new_string(part_name(part)));
+			json_object_object_add(p, "sum_ns", json_object_new_uint64(h->sum_ns));
+			json_object_object_add(p, "p50_ns",
+					       json_object_new_uint64(cell_percentile(h, 50)));
+			json_object_object_add(p, "p99_ns",
+					       json_object_new_uint64(cell_percentile(h, 99)));
+			json_object_array_add(parts, p);
+		}
+		json_object_object_add(o, "parts", parts);
+		json_object_array_add(all, o);
+	}
+	json_object_object_add(js->root, "breakdown", all);
+}
+
 static void json_stats(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
@@ -154,6 +192,16 @@ static void json_stats(struct sink *s, const struct report *r)
 	}
 	json_object_object_add(st, "layers", layers);
 	json_object_object_add(st, "map_bytes", json_object_new_uint64(r->stats->map_bytes));
+	if (r->stats->other.programs) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "programs",
+				       json_object_new_int((int)r->stats->other.programs));
+		json_object_object_add(o, "runs", json_object_new_uint64(r->stats->other.runs));
+		json_object_object_add(o, "run_time_ns",
+				       json_object_new_uint64(r->stats->other.run_time_ns));
+		json_object_object_add(st, "other", o);
+	}
 	js->stats = st; /* added last, in report_end */
 }
 
@@ -194,6 +242,7 @@ static void json_close(struct sink *s)
 static const struct sink_ops json_ops = {
 	.report_begin = json_begin,
 	.cell = json_cell,
+	.calls = json_calls,
 	.stats = json_stats,
 	.report_end = json_end,
 	.close = json_close,

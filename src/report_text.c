@@ -157,6 +157,11 @@ static void text_stats(struct sink *s, const struct report *r)
 			c->runs ? c->run_time_ns / c->runs : 0, events,
 			events ? c->run_time_ns / events : 0);
 	}
+	/* sched_switch and the fork/exit pair serve no layer: no events. */
+	if (st->other.programs)
+		fprintf(out, "%-8s %6u %12" PRIu64 " %14" PRIu64 " %8" PRIu64 " %12s %9s\n",
+			"other", st->other.programs, st->other.runs, st->other.run_time_ns,
+			st->other.runs ? st->other.run_time_ns / st->other.runs : 0, "-", "-");
 	fprintf(out,
 		"(tracer cost, measured by the kernel; maps: %" PRIu64 " bytes; "
 		"dropped: %" PRIu64 ")\n",
@@ -233,10 +238,104 @@ static int text_end(struct sink *s, const struct report *r)
 	return fflush(out) || ferror(out) ? -1 : 0;
 }
 
+/* "syscall 2%|vfs 3%|io_wait 70%": each part's share of the op's time. */
+static void share_bar(char *buf, size_t sz, const struct report *r, unsigned int op)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int part = 0; part < NR_PARTS && used < sz; part++) {
+		if (!report_has_part(r, part))
+			continue;
+		used += (size_t)snprintf(
+		    buf + used, sz - used, "%s%s %.0f%%", used ? "|" : "", part_name(part),
+		    100.0 * (double)r->parts[op][part].sum_ns / (double)r->calls[op].total_ns);
+	}
+}
+
+/* Layers under the root that are not traced: their time is in the root's. */
+static void untraced_below_root(char *buf, size_t sz, const struct report *r)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned int layer = (unsigned int)r->root_layer + 1; layer < NR_CALL_LAYERS; layer++)
+		if (!report_has_part(r, layer) && used < sz)
+			used += (size_t)snprintf(buf + used, sz - used, "%s%s", used ? ", " : "",
+						 layer_name(layer));
+}
+
+/* Where the time of each op's calls went: one row per part. */
+static void text_calls(struct sink *s, const struct report *r)
+{
+	const char *root = layer_name((unsigned int)r->root_layer);
+	FILE *out = s->out;
+	char untraced[128], bar[256];
+	bool any = false;
+
+	fprintf(out,
+		"\nWhere the time goes: calls of %s split into parts that add up to each "
+		"call, times in %s\n",
+		root, unit_name(s->unit));
+	untraced_below_root(untraced, sizeof(untraced), r);
+	if (untraced[0])
+		fprintf(out, "(%s self time includes %s on CPU: not traced here)\n", root,
+			untraced);
+	if (!r->offcpu)
+		fprintf(out, "(--no-offcpu: time off CPU counts as self time)\n");
+	fprintf(out, "%-7s %10s %12s  %-9s %6s %12s %12s %12s\n", "OP", "COUNT", "AVG", "PART",
+		"SHARE", "AVG", "P50", "P99");
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct call_totals *c = &r->calls[op];
+		bool first = true;
+		char avg[32];
+
+		if (!c->count)
+			continue;
+		any = true;
+		fmt_value(avg, sizeof(avg), c->total_ns / c->count, s->unit);
+		for (unsigned int part = 0; part < NR_PARTS; part++) {
+			const struct cell_hist *h = &r->parts[op][part];
+			char pavg[32], p50[32], p99[32];
+
+			if (!report_has_part(r, part))
+				continue;
+			fmt_value(pavg, sizeof(pavg), h->sum_ns / c->count, s->unit);
+			fmt_value(p50, sizeof(p50), cell_percentile(h, 50), s->unit);
+			fmt_value(p99, sizeof(p99), cell_percentile(h, 99), s->unit);
+			if (first)
+				fprintf(out, "%-7s %10llu %12s  ", op_name(LAYER_SYSCALL, op),
+					(unsigned long long)c->count, avg);
+			else
+				fprintf(out, "%-7s %10s %12s  ", "", "", "");
+			fprintf(out, "%-9s %5.1f%% %12s %12s %12s\n", part_name(part),
+				100.0 * (double)h->sum_ns / (double)c->total_ns, pavg, p50, p99);
+			first = false;
+		}
+		share_bar(bar, sizeof(bar), r, op);
+		fprintf(out, "%-7s [%s]\n", "", bar);
+		fprintf(out, "%-7s blk: %.2f requests, %.1f KiB per call\n", "",
+			(double)c->blk_requests / (double)c->count,
+			(double)c->blk_bytes / 1024.0 / (double)c->count);
+		if (!r->part_hists)
+			continue;
+		for (unsigned int part = 0; part < NR_PARTS; part++) {
+			if (!report_has_part(r, part))
+				continue;
+			fprintf(out, "\n%s %s, part %s: per call, in %s\n", root,
+				op_name(LAYER_SYSCALL, op), part_name(part), unit_name(s->unit));
+			print_hist(out, &r->parts[op][part], s->unit);
+		}
+	}
+	if (!any)
+		fprintf(out, "(no calls)\n");
+}
+
 static const struct sink_ops text_ops = {
 	.report_begin = text_begin,
 	.cell = text_cell,
 	.cells_end = text_cells_end,
+	.calls = text_calls,
 	.breakdown_rows = text_breakdown_rows,
 	.stats = text_stats,
 	.report_end = text_end,

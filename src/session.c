@@ -201,6 +201,8 @@ static int set_knobs(struct session *s)
 	 * strace -f and perf stat do; -p processes only with -f. */
 	k->follow_children = cfg->command ? !cfg->no_children : cfg->children;
 	k->seed_children = cfg->children;
+	k->split_calls = cfg->split_calls;
+	k->offcpu = cfg->offcpu;
 	k->queued = cfg->queued;
 	return 0;
 }

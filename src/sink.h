@@ -5,8 +5,9 @@
  * when the session starts. sink_write() drives a report through it:
  *
  *   report_begin, cell (every cell the user asked for, traced or skipped,
- *   in layer/op order), cells_end, breakdown_rows (with -P/-D/-F),
- *   stats (with --stats), report_end
+ *   in layer/op order), cells_end, calls (where the time of calls went,
+ *   when they are split), breakdown_rows (with -P/-D/-F), stats (with
+ *   --stats), report_end
  *
  * A sink leaves out the calls it has no use for (NULL).
  */
@@ -22,6 +23,7 @@ struct sink_ops {
 	void (*report_begin)(struct sink *s, const struct report *r);
 	void (*cell)(struct sink *s, const struct report *r, unsigned int layer, unsigned int op);
 	void (*cells_end)(struct sink *s, const struct report *r);
+	void (*calls)(struct sink *s, const struct report *r);
 	void (*breakdown_rows)(struct sink *s, const struct report *r);
 	void (*stats)(struct sink *s, const struct report *r);
 	/* Returns 0, or -1 when the output failed (a closed pipe, a full disk). */

@@ -14,6 +14,9 @@ struct snapshot {
 	uint64_t drops[NR_DROP_REASONS];
 	struct breakdown_set breakdowns; /* sorted by key */
 	struct self_stats stats;	 /* with --stats */
+	/* Calls of the root layer split into parts (bpf/call_parts.h). */
+	struct call_totals calls[NR_FS_OPS];
+	struct cell_hist parts[NR_FS_OPS][NR_PARTS]; /* calls with the part > 0 */
 };
 
 #endif /* SNAPSHOT_H */

@@ -37,7 +37,7 @@ static uint64_t fd_memlock(int fd)
 }
 
 /* Adds one program's run count and time to its layer. */
-static int add_prog(struct self_stats *out, struct bpf_program *prog, unsigned int layer)
+static int add_prog(struct layer_cost *cost, struct bpf_program *prog)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -47,9 +47,9 @@ static int add_prog(struct self_stats *out, struct bpf_program *prog, unsigned i
 		return 0; /* not loaded: the plan did not need it */
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	out->layers[layer].programs++;
-	out->layers[layer].runs += info.run_cnt;
-	out->layers[layer].run_time_ns += info.run_time_ns;
+	cost->programs++;
+	cost->runs += info.run_cnt;
+	cost->run_time_ns += info.run_time_ns;
 	return 0;
 }
 
@@ -61,12 +61,12 @@ int stats_read(struct tracer *t, struct self_stats *out)
 	memset(out, 0, sizeof(*out));
 	for (unsigned int i = 0; i < t->progs.n; i++) {
 		const struct prog_ref *r = &t->progs.refs[i];
+		struct layer_cost *cost =
+		    r->layer < NR_LAYERS ? &out->layers[r->layer] : &out->other;
 
-		if (r->layer >= NR_LAYERS)
-			continue; /* times no layer: following forks */
-		err = add_prog(out, r->entry, r->layer);
+		err = add_prog(cost, r->entry);
 		if (!err)
-			err = add_prog(out, r->exit, r->layer);
+			err = add_prog(cost, r->exit);
 		if (err)
 			return err;
 	}

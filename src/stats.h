@@ -17,7 +17,8 @@ struct layer_cost {
 
 struct self_stats {
 	struct layer_cost layers[NR_LAYERS];
-	uint64_t map_bytes; /* memlock of every map, from /proc/self/fdinfo */
+	struct layer_cost other; /* programs of no layer: sched_switch, forks */
+	uint64_t map_bytes;	 /* memlock of every map, from /proc/self/fdinfo */
 };
 
 /* Turns on the kernel's run-time accounting for as long as we live; the

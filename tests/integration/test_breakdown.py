@@ -63,10 +63,32 @@ def check_cell(c, split=()):
         assert set(c["flags"]) <= FLAG_NAMES, c
 
 
+def check_calls(rep):
+    """"breakdown" as the man page has it: per op of the root layer, parts
+    that add up to total_ns, count and total_ns those of the root cell."""
+    cells = {(c["layer"], c["op"]): c for c in rep.get("totals", rep["cells"])
+             if "pid" not in c}
+    for b in rep["breakdown"]:
+        assert set(b) == {"op", "root", "count", "total_ns", "blk_requests", "blk_bytes",
+                          "parts"}, b
+        root = cells[(b["root"], b["op"])]
+        assert (b["count"], b["total_ns"]) == (root["count"], root["sum_ns"]), (b, root)
+        assert sum(p["sum_ns"] for p in b["parts"]) == b["total_ns"], b
+        for p in b["parts"]:
+            assert set(p) == {"part", "sum_ns", "p50_ns", "p99_ns"}, p
+            assert p["p50_ns"] <= p["p99_ns"], p
+        names = [p["part"] for p in b["parts"]]
+        assert names[0] == b["root"] and names[-3:] == ["io_wait", "blocked", "runqueue"], names
+
+
 def check_report(rep, split=()):
     want = {"time", "interval_s", "cells", "skipped", "dropped", "dropped_by_reason"}
     if split:
         want.add("totals")
+    # Calls are split into parts whenever a layer of threads is traced.
+    if any(c["layer"] != "blk" for c in rep.get("totals", rep["cells"])):
+        want.add("breakdown")
+        check_calls(rep)
     assert set(rep) == want, f"report keys {set(rep)}, want {want}"
     assert isinstance(rep["time"], str) and rep["time"].endswith("Z"), rep["time"]
     assert isinstance(rep["interval_s"], (int, float)) and rep["interval_s"] > 0

@@ -54,10 +54,12 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 	case METHOD_RAW_TP: {
 		const char *kind = r->method == METHOD_TP_BTF ? "tp_btf" : "raw_tp";
 
-		if (r->layer == LAYER_NONE) { /* following children */
+		if (r->role == ROLE_FOLLOW) {
 			snprintf(in, sz, "%s/sched_process_fork", kind);
 			snprintf(out, sz, "%s/sched_process_exit", kind);
-		} else if (r->layer == LAYER_SYSCALL) { /* the raw syscall pair */
+		} else if (r->role == ROLE_OFFCPU) {
+			snprintf(in, sz, "%s/sched_switch", kind);
+		} else if (r->role == ROLE_RAW_SYSCALLS) {
 			snprintf(in, sz, "%s/sys_enter", kind);
 			snprintf(out, sz, "%s/sys_exit", kind);
 		} else {
@@ -80,10 +82,12 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 		cr_assert_eq(progtab_target(&pt, i, METHOD_FENTRY) != NULL, fn, "%s", t->name);
 		cr_assert_eq(progtab_target(&pt, i, METHOD_KPROBE) != NULL, fn, "%s", t->name);
 	}
-	cr_assert_not_null(progtab_raw_syscalls(&pt, METHOD_TP_BTF));
-	cr_assert_not_null(progtab_raw_syscalls(&pt, METHOD_RAW_TP));
-	cr_assert_not_null(progtab_follow(&pt, METHOD_TP_BTF));
-	cr_assert_not_null(progtab_follow(&pt, METHOD_RAW_TP));
+	cr_assert_not_null(progtab_role(&pt, ROLE_RAW_SYSCALLS, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_role(&pt, ROLE_RAW_SYSCALLS, METHOD_RAW_TP));
+	cr_assert_not_null(progtab_role(&pt, ROLE_FOLLOW, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_role(&pt, ROLE_FOLLOW, METHOD_RAW_TP));
+	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_RAW_TP));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
@@ -100,8 +104,9 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_not_null(r->entry, "ref %u has no program", i);
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
-		if (r->layer == LAYER_BLK) {
-			cr_assert_null(r->exit);
+		if (r->role == ROLE_BLK || r->role == ROLE_OFFCPU) {
+			cr_assert_null(r->exit, "%s is a lone program",
+				       bpf_program__name(r->entry));
 			continue;
 		}
 		cr_assert_not_null(r->exit, "%s has no exit program", bpf_program__name(r->entry));
