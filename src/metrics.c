@@ -79,32 +79,6 @@ void metrics_close(struct metrics *m)
 }
 
 /* The report of a snapshot: its totals since start, as they are. */
-static void fill_report(struct metrics *m)
-{
-	const struct config *cfg = m->cfg;
-	struct report *r = &m->rep;
-
-	memset(r, 0, sizeof(*r));
-	clock_gettime(CLOCK_REALTIME, &r->wall);
-	r->plan = m->plan;
-	memcpy(r->cells, m->snap.cells, sizeof(r->cells));
-	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
-		r->drops[i] = m->snap.drops[i];
-		r->dropped += r->drops[i];
-	}
-	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
-		breakdown_sort_for_report(&m->snap.breakdowns);
-		r->breakdowns = &m->snap.breakdowns;
-		r->by_pid = cfg->per_process;
-		r->by_disk = cfg->per_disk;
-		r->by_flags = cfg->per_flags;
-		r->top = cfg->top;
-		r->disk_name = disk_name_kdev;
-	}
-	if (cfg->stats)
-		r->stats = &m->snap.stats;
-}
-
 int metrics_render(void *ctx, FILE *out)
 {
 	struct metrics *m = ctx;
@@ -113,10 +87,13 @@ int metrics_render(void *ctx, FILE *out)
 	/* The HTTP thread and the textfile timer may both be here. */
 	pthread_mutex_lock(&m->lock);
 	ret = snapshot_take(m->tracer, &m->snap);
+	/* Counts since start: the report of the snapshot against nothing. */
+	if (!ret)
+		ret = report_build(&m->rep, m->cfg, m->plan, &m->snap, NULL, 0, disk_name_kdev);
 	if (!ret) {
-		fill_report(m);
 		if (report_prometheus(out, &m->rep, &m->meta))
 			ret = -EIO;
+		report_release(&m->rep);
 	}
 	snapshot_free(&m->snap);
 	pthread_mutex_unlock(&m->lock);

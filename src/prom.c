@@ -235,16 +235,32 @@ static void put_latency(FILE *out, const struct report *r)
 }
 
 /*
- * iostackbreak_time_seconds_total{op, part}: where the time of a call went
- * (each layer's own time, io_wait, runqueue, blocked), from the per-call
- * breakdown of issue 9, which does not exist yet. When struct report
- * carries it, this is its place: a counter family, one series per (op,
- * part), seconds written from integer ns with prom_seconds().
+ * iostackbreak_time_seconds_total{op, part}: where the time of the root
+ * layer's calls went (each traced layer's self time, io_wait, blocked,
+ * runqueue), one counter per (op, part); per op they sum to the root
+ * cell's _sum. rate(...{part="io_wait"}) / rate(..._sum) is the share.
  */
 static void put_time_parts(FILE *out, const struct report *r)
 {
-	(void)out;
-	(void)r;
+	char secs[48];
+	struct labels l;
+
+	if (r->root_layer < 0)
+		return;
+	family(out, "iostackbreak_time_seconds_total", "counter",
+	       "Time of the calls of the outermost traced layer by part: a layer's self "
+	       "time on CPU, io_wait, blocked, runqueue, since start.");
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		for (unsigned int part = 0; part < NR_PARTS; part++) {
+			if (!report_has_part(r, part))
+				continue;
+			l.len = 0;
+			label(&l, "op", op_name(LAYER_SYSCALL, op));
+			label(&l, "part", part_name(part));
+			prom_seconds(secs, sizeof(secs), r->parts[op][part].sum_ns);
+			fprintf(out, "iostackbreak_time_seconds_total{%s} %s\n", l.buf, secs);
+		}
+	}
 }
 
 static void put_drops(FILE *out, const struct report *r)

@@ -43,6 +43,7 @@ static void make_report(void)
 	make_plan();
 	memset(&rep, 0, sizeof(rep));
 	rep.plan = &plan;
+	rep.root_layer = -1; /* calls not split: parts_of_calls_sum_to_the_root below */
 	cell_from_samples(&rep.cells[LAYER_SYSCALL][FSOP_READ], reads, ARRAY_SIZE(reads));
 	for (unsigned int i = 0; i < 40; i++)
 		cell_record(&rep.cells[LAYER_SYSCALL][FSOP_WRITE],
@@ -413,5 +414,32 @@ Test(prom, skipped_cells_and_drops)
 	cr_assert_null(strstr(text, "layer=\"vfs\",op=\"read\",le"), "an untraced cell shows");
 	cr_assert_null(strstr(text, "iostackbreak_bpf_"), "stats without --stats");
 	cr_assert_null(strstr(text, "op=\"open\""), "a cell not asked for shows");
+	free(text);
+}
+
+/* time_seconds_total: one counter per (op, part) reported, summing to the
+ * root's _sum; parts of untraced layers and of unmeasured waits left out. */
+Test(prom, parts_of_calls_sum_to_the_root)
+{
+	char *text;
+
+	make_report();
+	rep.root_layer = LAYER_SYSCALL;
+	rep.offcpu = true;
+	rep.calls[FSOP_READ] = (struct call_totals){ .count = 3, .total_ns = 1500000000 };
+	rep.parts[FSOP_READ][LAYER_SYSCALL].sum_ns = 250000000;
+	rep.parts[FSOP_READ][PART_IO_WAIT].sum_ns = 1250000000;
+	text = render();
+	cr_assert_not_null(
+	    strstr(text, "iostackbreak_time_seconds_total{op=\"read\",part=\"syscall\"} 0.25\n"),
+	    "%s", text);
+	cr_assert_not_null(
+	    strstr(text, "iostackbreak_time_seconds_total{op=\"read\",part=\"io_wait\"} 1.25\n"),
+	    "%s", text);
+	cr_assert_not_null(
+	    strstr(text, "iostackbreak_time_seconds_total{op=\"fsync\",part=\"runqueue\"} 0\n"),
+	    "%s", text);
+	cr_assert_null(strstr(text, "part=\"vfs\""), "vfs is not traced here: %s", text);
+	cr_assert_not_null(strstr(text, "# TYPE iostackbreak_time_seconds_total counter\n"));
 	free(text);
 }
