@@ -98,6 +98,18 @@ static inline void parts_switch_out(struct thread_starts *ts, __u64 now, __u32 p
 	ts->off = (__u8)(part + 1);
 }
 
+/*
+ * The thread, asleep, is woken: from now until it runs it waits for a CPU,
+ * not for what woke it (as the kernel's delay accounting splits them).
+ */
+static inline void parts_wakeup(struct thread_starts *ts, __u64 now)
+{
+	if (!parts_open(ts) || !ts->off || ts->off == PART_RUNQUEUE + 1)
+		return;
+	parts_charge(ts, now);
+	ts->off = PART_RUNQUEUE + 1;
+}
+
 /* The thread runs again. */
 static inline void parts_switch_in(struct thread_starts *ts, __u64 now)
 {

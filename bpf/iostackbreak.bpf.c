@@ -597,6 +597,28 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/* A sleeping thread is woken: the rest of its wait is for a CPU. */
+static __always_inline int on_wakeup(struct task_struct *task, bool btf)
+{
+	struct thread_starts *ts = slots_of(task, btf);
+
+	if (ts && parts_open(ts) && ts->off)
+		parts_wakeup(ts, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int tb_wakeup(__u64 *ctx)
+{
+	return on_wakeup((struct task_struct *)ctx[0], true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int rt_wakeup(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_wakeup((struct task_struct *)ctx->args[0], false);
+}
+
 SEC("tp_btf/sched_switch")
 int tb_switch(__u64 *ctx)
 {

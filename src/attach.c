@@ -305,22 +305,20 @@ static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, boo
 	return 0;
 }
 
-/* sched_switch, for the off-CPU parts of calls: before the layers, so that
- * no call opens without it. */
+/* sched_switch and sched_wakeup, for the off-CPU parts of calls: before the
+ * layers, so that no call opens without them. */
 static int attach_offcpu(struct tracer *t, bool btf, char *err, size_t errsz)
 {
 	const struct prog_ref *r =
 	    progtab_role(&t->progs, ROLE_OFFCPU, btf ? METHOD_TP_BTF : METHOD_RAW_TP);
-	struct bpf_link *l = bpf_program__attach(r->entry);
+	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
 
-	if (!l || keep_link(t, l)) {
+	if (ret)
 		snprintf(err, errsz,
-			 "cannot attach to sched_switch (%s) for the off-CPU parts: %s; run with "
-			 "--no-offcpu",
-			 btf ? "tp_btf" : "raw_tp", strerror(errno));
-		return -1;
-	}
-	return 0;
+			 "cannot attach to sched_switch/sched_wakeup (%s) for the off-CPU parts: "
+			 "%s; run with --no-offcpu",
+			 btf ? "tp_btf" : "raw_tp", strerror(-ret));
+	return ret;
 }
 
 /* The block layer: completion first, so no request is left open by us. */

@@ -54,7 +54,11 @@ static const struct {
 	  LAYER_NONE,
 	  { PROG(tb_fork), PROG(tb_exit) },
 	  { PROG(rt_fork), PROG(rt_exit) } },
-	{ ROLE_OFFCPU, LAYER_NONE, { PROG(tb_switch), 0 }, { PROG(rt_switch), 0 } },
+	/* entry: sched_switch; exit: sched_wakeup (a pair only in name) */
+	{ ROLE_OFFCPU,
+	  LAYER_NONE,
+	  { PROG(tb_switch), PROG(tb_wakeup) },
+	  { PROG(rt_switch), PROG(rt_wakeup) } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,

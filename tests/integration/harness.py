@@ -77,8 +77,9 @@ class Tool:
 class Work:
     """The iowork workload, set up and held until go()."""
 
-    def __init__(self, *args):
-        self.args = [IOWORK, "-w", *args]
+    def __init__(self, *args, prefix=()):
+        # prefix: a command that execs it (taskset -c 1 ...): same pid.
+        self.args = [*prefix, IOWORK, "-w", *args]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()

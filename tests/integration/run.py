@@ -16,6 +16,7 @@ from harness import Skip  # noqa: E402
 import test_breakdown  # noqa: E402
 import test_children  # noqa: E402
 import test_host  # noqa: E402
+import test_parts  # noqa: E402
 import test_session  # noqa: E402
 import test_prometheus  # noqa: E402
 
@@ -28,7 +29,7 @@ def main():
         return 1 if os.environ.get("CI") else 0
     passed = failed = skipped = 0
     for fn in (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS
-               + test_children.TESTS + test_prometheus.TESTS):
+               + test_children.TESTS + test_prometheus.TESTS + test_parts.TESTS):
         if wanted and not any(w in fn.__name__ for w in wanted):
             continue
         t0 = time.monotonic()

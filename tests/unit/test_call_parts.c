@@ -106,6 +106,29 @@ Test(call_parts, switches_at_every_depth)
 	expect_parts(want);
 }
 
+/* Woken, a thread waits for a CPU: the rest of its wait is runqueue. */
+Test(call_parts, wait_until_woken_then_runqueue)
+{
+	const __u64 want[NR_PARTS] = {
+		[LAYER_SYSCALL] = 10 + 5,
+		[PART_IO_WAIT] = 300,
+		[PART_BLOCKED] = 50,
+		[PART_RUNQUEUE] = 40 + 7,
+	};
+
+	reset();
+	enter(LAYER_SYSCALL, 0);
+	parts_switch_out(&ts, 10, PART_IO_WAIT);
+	parts_wakeup(&ts, 310);
+	parts_switch_in(&ts, 350);
+	parts_switch_out(&ts, 350, PART_BLOCKED);
+	parts_wakeup(&ts, 400);
+	parts_wakeup(&ts, 401); /* a second wake-up changes nothing */
+	parts_switch_in(&ts, 407);
+	cr_assert_eq(leave(LAYER_SYSCALL, 412), 412);
+	expect_parts(want);
+}
+
 /* A thread that switches with no call open is left alone. */
 Test(call_parts, switches_outside_a_call_change_nothing)
 {
@@ -172,7 +195,9 @@ Test(call_parts, random_sequences_add_up)
 			unsigned int what = (unsigned int)unit_rand_range(&seed, 0, 3);
 
 			now += unit_rand_range(&seed, 0, 5000);
-			if (off) {
+			if (off && what == 0) {
+				parts_wakeup(&ts, now);
+			} else if (off) {
 				parts_switch_in(&ts, now);
 				off = false;
 			} else if (what == 0) {

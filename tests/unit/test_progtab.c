@@ -59,6 +59,7 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 			snprintf(out, sz, "%s/sched_process_exit", kind);
 		} else if (r->role == ROLE_OFFCPU) {
 			snprintf(in, sz, "%s/sched_switch", kind);
+			snprintf(out, sz, "%s/sched_wakeup", kind);
 		} else if (r->role == ROLE_RAW_SYSCALLS) {
 			snprintf(in, sz, "%s/sys_enter", kind);
 			snprintf(out, sz, "%s/sys_exit", kind);
@@ -104,7 +105,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_not_null(r->entry, "ref %u has no program", i);
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
-		if (r->role == ROLE_BLK || r->role == ROLE_OFFCPU) {
+		if (r->role == ROLE_BLK) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
 			continue;

@@ -1,0 +1,195 @@
+"""Where the time goes: each call of the root layer split into layer self
+time, io_wait, blocked and runqueue. The parts must add up to the call
+(test_breakdown.check_calls checks that in every report), and each kind of
+wait must show when a workload is made to wait that way."""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+from harness import TOOL, LoopDevice, Tool, Work, cell
+from test_breakdown import check_report
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def calls(rep, op):
+    """The breakdown of op, with its parts by name."""
+    for b in rep["breakdown"]:
+        if b["op"] == op:
+            return b, {p["part"]: p for p in b["parts"]}
+    raise AssertionError(f"no breakdown for {op}: {rep['breakdown']}")
+
+
+def traced_run(work_args, tool_args=("-T", "syscall"), prefix=()):
+    """Runs iowork (held until the tool is attached) under -p; returns
+    (report, the workload's result)."""
+    work = Work("-x", *work_args, prefix=prefix)
+    tool = Tool(*tool_args, "-p", str(work.pid), "--json")
+    work.go()
+    result = work.finish_held()
+    work.release()
+    rc, out, err = tool.wait(timeout=60)
+    assert rc == 0, err
+    rep = json.loads(out.splitlines()[-1])
+    check_report(rep)
+    return rep, result
+
+
+@test
+def cached_preads_are_on_cpu():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        rep, result = traced_run(["-c", "pread", "3000", path])
+        b, parts = calls(rep, "read")
+        assert b["count"] == int(result["done"]) == 3000, b
+        assert b["count"] == cell(rep, "syscall", "read")["count"]
+        assert parts["io_wait"]["sum_ns"] < 0.05 * b["total_ns"], parts
+        assert b["blk_requests"] == 0, b
+
+
+@test
+def direct_reads_wait_for_the_device():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            rep, result = traced_run(["-D", "pread", "400", loop.dev],
+                                        tool_args=("-T", "syscall,blk", "-d", loop.name))
+        finally:
+            loop.close()
+        b, parts = calls(rep, "read")
+        assert b["count"] == 400, b
+        io = parts["io_wait"]["sum_ns"]
+        assert io >= 0.5 * b["total_ns"], (io, b["total_ns"])
+        blk = cell(rep, "blk", "read")
+        assert blk["count"] == 400, blk
+        # The thread sleeps while its request is in the device (and a bit
+        # around it): most of the requests' own latency is io_wait.
+        assert io >= 0.7 * blk["sum_ns"], (io, blk["sum_ns"])
+        assert b["blk_requests"] == 400 and b["blk_bytes"] == 400 * 4096, b
+
+
+@test
+def a_cpu_hog_on_the_same_cpu_shows_as_runqueue():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        hog = subprocess.Popen(["taskset", "-c", "1", "sh", "-c", "while :; do :; done"])
+        time.sleep(0.5)  # the hog settles on its CPU first
+        try:
+            # 64 MiB reads from the cache, about 10 ms each: many ticks per
+            # call. Small reads would show little: a kernel that preempts
+            # lazily does it on the way back to user space, between calls.
+            rep, _ = traced_run(["-c", "-s", "64m", "pread", "40", path],
+                                prefix=("taskset", "-c", "1"))
+        finally:
+            hog.kill()
+            hog.wait()
+        b, parts = calls(rep, "read")
+        assert b["count"] == 40, b
+        assert parts["runqueue"]["sum_ns"] > 0.10 * b["total_ns"], parts
+
+
+@test
+def a_read_that_waits_on_a_pipe_is_blocked():
+    """A wait queue, not I/O: head reading a pipe its writer fills 20 ms
+    apart, 20 times. Those reads spend about 400 ms asleep, not in
+    io_schedule."""
+    cmd = "for i in $(seq 20); do sleep 0.02; printf x; done | head -c 20 >/dev/null"
+    p = subprocess.run([TOOL, "-T", "syscall", "--json", "--", "sh", "-c", cmd],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    rep = json.loads(p.stdout.splitlines()[-1])
+    check_report(rep)
+    b, parts = calls(rep, "read")
+    assert parts["blocked"]["sum_ns"] >= 0.3e9, parts
+    assert parts["blocked"]["sum_ns"] >= 0.5 * b["total_ns"], (parts, b)
+    assert parts["io_wait"]["sum_ns"] < 0.05 * b["total_ns"], parts
+
+
+@test
+def threads_syncing_one_file_wait_for_io():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        rep, _ = traced_run(["-c", "-t", "2", "-W", "fsync", "200", path],
+                               tool_args=("-T", "syscall,blk"))
+        b, parts = calls(rep, "fsync")
+        assert b["count"] == 200, b
+        assert parts["io_wait"]["sum_ns"] > 0.3 * b["total_ns"], parts
+        # Each fsync writes its data and the journal's: requests per call.
+        assert b["blk_requests"] >= 200, b
+
+
+def blkio_ticks(pid):
+    """delayacct_blkio_ticks: field 42 of /proc/PID/stat, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[42 - 3])
+
+
+# One thread (so that /proc/PID/stat holds all of its delay): O_DIRECT reads
+# of a device into an aligned buffer, between "go" and "quit" on stdin.
+DIRECT_READER = r"""
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+print("READY", flush=True)
+sys.stdin.readline()
+for i in range(int(sys.argv[2])):
+    os.preadv(fd, [buf], (i % 1024) * 4096)
+print("DONE", flush=True)
+sys.stdin.readline()
+"""
+
+
+@test
+def io_wait_agrees_with_delay_accounting():
+    """The kernel's own delay accounting (kernel.task_delayacct, turned on
+    for the test and restored) of the same process: its block I/O delay
+    and our io_wait agree within its tick resolution."""
+    with open("/proc/sys/kernel/task_delayacct") as f:
+        setting = f.read().strip()
+    hz = os.sysconf("SC_CLK_TCK")
+    try:
+        with open("/proc/sys/kernel/task_delayacct", "w") as f:
+            f.write("1")
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+            loop = LoopDevice(tmp)
+            try:
+                reader = subprocess.Popen(["python3", "-c", DIRECT_READER, loop.dev, "3000"],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          text=True)
+                assert reader.stdout.readline().startswith("READY")
+                tool = Tool("-T", "syscall", "-p", str(reader.pid), "--json")
+                before = blkio_ticks(reader.pid)
+                reader.stdin.write("go\n")
+                reader.stdin.flush()
+                assert reader.stdout.readline().startswith("DONE")
+                ticks = blkio_ticks(reader.pid) - before
+                reader.stdin.write("quit\n")
+                reader.stdin.close()
+                reader.wait(timeout=30)
+                rc, out, err = tool.wait(timeout=30)
+                assert rc == 0, err
+            finally:
+                loop.close()
+    finally:
+        with open("/proc/sys/kernel/task_delayacct", "w") as f:
+            f.write(setting)
+    rep = json.loads(out.splitlines()[-1])
+    check_report(rep)
+    b, parts = calls(rep, "read")
+    assert b["count"] == 3000 + 1, b  # and the read of "quit"
+    io_s, tick = parts["io_wait"]["sum_ns"] / 1e9, 1.0 / hz
+    print(f"    io_wait {io_s * 1000:.1f} ms, delay accounting {ticks * tick * 1000:.0f} ms "
+          f"({ticks} ticks)", flush=True)
+    assert ticks > 0, "no block I/O delay accounted"
+    # Never less than the kernel's own block I/O delay (ticks truncate: two
+    # ticks of slack). Ours has been 1.4-2x theirs on our hosts, a gap not
+    # yet explained (see the issue notes): no upper bound is claimed.
+    assert io_s >= (ticks - 2) * tick, (io_s, ticks)
