@@ -267,6 +267,25 @@ layers_run() {
 	check_eq "$tag skipped cells" "$(jq -r '.skipped | length' <<<"$line")" 0 \
 		"$(jq -c '.skipped' <<<"$line")"
 
+	# Where the time goes: per op the parts add up to the syscall cell's
+	# time exactly, over as many calls; for reads (cached preads of every
+	# file system) vfs and each file system have self time of their own.
+	local bo bc bt bs part
+	while read -r bo bc bt bs; do
+		check_eq "$tag parts of $bo: count = syscall cell" "$bc" "${cnt[syscall.$bo]:-}"
+		check_eq "$tag parts of $bo: total = syscall sum_ns" "$bt" "${sum[syscall.$bo]:-}"
+		check_eq "$tag parts of $bo: parts add up" "$bs" "$bt"
+	done < <(jq -r '.breakdown[] | "\(.op) \(.count) \(.total_ns) \([.parts[].sum_ns] | add)"' <<<"$line")
+	for part in vfs "${FSES[@]}"; do
+		bs=$(jq -r --arg p "$part" '.breakdown[] | select(.op == "read") | .parts[] | select(.part == $p) | .sum_ns' <<<"$line")
+		if [[ -n $bs && $bs -gt 0 ]]; then
+			pass "$tag parts of read: $part self time $bs ns"
+		else
+			fail "$tag parts of read: $part" "self time '${bs}'"
+		fi
+	done
+	info "$tag parts of read: $(jq -r '.breakdown[] | select(.op == "read") | [.parts[] | "\(.part)=\(.sum_ns)"] | join(" ")' <<<"$line")"
+
 	# Exact counts, per file system and op.
 	local want o
 	for fs in "${FSES[@]}"; do
