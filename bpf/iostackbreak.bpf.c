@@ -222,8 +222,18 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
+static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key *key,
+						const char *comm, __u64 delta);
+
+/* A key's cell of the breakdown map; a full map is counted as its reason. */
 static __always_inline void record_breakdown(struct breakdown_key *key, const char *comm,
 					     __u64 delta)
+{
+	record_breakdown_or(DROP_BREAKDOWN_MAP_FULL, key, comm, delta);
+}
+
+static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key *key,
+						const char *comm, __u64 delta)
 {
 	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
 	__u32 zero = 0, b;
@@ -236,7 +246,7 @@ static __always_inline void record_breakdown(struct breakdown_key *key, const ch
 			return;
 		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
 		if (err && err != -EEXIST) { /* EEXIST: another CPU made it */
-			count_drop(DROP_BREAKDOWN_MAP_FULL);
+			count_drop(full);
 			return;
 		}
 		v = bpf_map_lookup_elem(&breakdown_cells, key);
@@ -363,6 +373,26 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 			hist_add(&call_parts, op * NR_PARTS + p, ts->part_ns[p]);
 }
 
+/*
+ * -P: the same per process, in the breakdown map, under cell indexes past
+ * the cells': CALL_PART_INDEX(op, part) per part (calls with the part > 0)
+ * and CALL_TOTAL_INDEX(op) for the calls themselves.
+ */
+static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 op, __u64 delta,
+					       struct breakdown_key *key, const char *comm)
+{
+	if (op >= NR_FS_OPS)
+		return;
+	key->cell_idx = CALL_TOTAL_INDEX(op);
+	record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, delta);
+	for (__u32 p = 0; p < NR_PARTS; p++) {
+		if (!ts->part_ns[p])
+			continue;
+		key->cell_idx = CALL_PART_INDEX(op, p);
+		record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, ts->part_ns[p]);
+	}
+}
+
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 {
 	bool need_id = nr_targ_tgids || !use_task_storage || by_pid;
@@ -370,6 +400,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
 	__u64 start, delta, now;
+	bool root_done;
 
 	if (layer >= NR_LAYERS || !tgid_wanted(id))
 		return 0;
@@ -394,7 +425,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	delta = now - start;
 	record(layer, op, delta);
 	/* The root's parts sum to delta: both run from its start to now. */
-	if (split_calls && parts_exit(ts, layer, now) && layer == root_layer)
+	root_done = split_calls && parts_exit(ts, layer, now) && layer == root_layer;
+	if (root_done)
 		record_call(ts, op, delta);
 	if (by_pid) {
 		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op), .tgid = id >> 32 };
@@ -402,6 +434,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 
 		bpf_get_current_comm(comm, sizeof(comm));
 		record_breakdown(&key, comm, delta);
+		if (root_done)
+			record_call_by_pid(ts, op, delta, &key, comm);
 	}
 	return 0;
 }

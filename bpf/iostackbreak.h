@@ -52,6 +52,7 @@ enum drop_reason {
 	DROP_RQ_MAP_FULL,	 /* no start slot for a block request */
 	DROP_BREAKDOWN_MAP_FULL, /* no room for a new key of a breakdown (-P/-D/-F) */
 	DROP_PROCESS_SET_FULL,	 /* a forked child not followed: the set is full */
+	DROP_PARTS_MAP_FULL,	 /* -P: no room for a key of a process's parts of calls */
 	NR_DROP_REASONS,
 };
 
@@ -109,6 +110,10 @@ struct thread_starts {
 	__u8 off;   /* 0: on CPU; else the off-CPU part + 1 */
 	__u8 pad;
 };
+
+/* Keys of the breakdown map (-P) for the parts of calls, past the cells. */
+#define CALL_PART_INDEX(op, part) (NR_CELLS + (op)*NR_PARTS + (part))
+#define CALL_TOTAL_INDEX(op) (NR_CELLS + NR_FS_OPS * NR_PARTS + (op))
 
 /* Per op of the root layer: calls split into parts, and their block I/O. */
 struct call_totals {

@@ -101,6 +101,7 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_RQ_MAP_FULL] = "request_map_full",
 		[DROP_BREAKDOWN_MAP_FULL] = "breakdown_map_full",
 		[DROP_PROCESS_SET_FULL] = "process_set_full",
+		[DROP_PARTS_MAP_FULL] = "breakdown_parts_map_full",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";
@@ -128,6 +129,45 @@ static void stats_diff(struct self_stats *out, const struct self_stats *cur,
 	out->other.run_time_ns -= prev->other.run_time_ns;
 }
 
+/* A part's histogram of count calls, where only those with the part > 0
+ * were added: the rest are zeros, in the first bucket. */
+static void add_zero_calls(struct cell_hist *h, uint64_t count)
+{
+	uint64_t zeros;
+
+	if (h->count >= count)
+		return;
+	zeros = count - h->count;
+	h->buckets[0] += zeros;
+	h->count += zeros;
+	h->min_ns = 0;
+}
+
+bool report_is_process_calls(const struct breakdown_entry *e)
+{
+	return e->key.cell_idx >= CALL_TOTAL_INDEX(0) &&
+	       e->key.cell_idx < CALL_TOTAL_INDEX(NR_FS_OPS);
+}
+
+unsigned int report_process_parts(const struct report *r, const struct breakdown_entry *e,
+				  struct cell_hist parts[NR_PARTS])
+{
+	unsigned int op = e->key.cell_idx - CALL_TOTAL_INDEX(0);
+
+	memset(parts, 0, NR_PARTS * sizeof(*parts));
+	for (size_t i = 0; i < r->breakdowns->n; i++) {
+		const struct breakdown_entry *p = &r->breakdowns->v[i];
+
+		if (p->key.tgid != e->key.tgid || p->key.cell_idx < CALL_PART_INDEX(op, 0) ||
+		    p->key.cell_idx >= CALL_PART_INDEX(op, NR_PARTS))
+			continue;
+		parts[p->key.cell_idx - CALL_PART_INDEX(op, 0)] = p->cell;
+	}
+	for (unsigned int part = 0; part < NR_PARTS; part++)
+		add_zero_calls(&parts[part], e->cell.count);
+	return op;
+}
+
 /* The calls of the interval, each part's histogram counting every call. */
 static void calls_diff(struct report *r, const struct snapshot *cur, const struct snapshot *prev)
 {
@@ -140,17 +180,9 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->blk_requests = c->blk_requests - p->blk_requests;
 		t->blk_bytes = c->blk_bytes - p->blk_bytes;
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
-			struct cell_hist *h = &r->parts[op][part];
-			uint64_t zeros;
-
-			cell_diff(h, &cur->parts[op][part], &prev->parts[op][part]);
-			/* The kernel adds a call to a part only if the part took time. */
-			if (h->count >= t->count)
-				continue;
-			zeros = t->count - h->count;
-			h->buckets[0] += zeros;
-			h->count += zeros;
-			h->min_ns = 0;
+			cell_diff(&r->parts[op][part], &cur->parts[op][part],
+				  &prev->parts[op][part]);
+			add_zero_calls(&r->parts[op][part], t->count);
 		}
 	}
 }

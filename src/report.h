@@ -62,6 +62,17 @@ const char *part_name(unsigned int part);
 /* Is a part reported: self time of a traced layer, or a measured wait? */
 bool report_has_part(const struct report *r, unsigned int part);
 
+/*
+ * -P: the calls of one process and op (e, a CALL_TOTAL_INDEX entry of the
+ * breakdowns) split into parts: parts[] from its CALL_PART_INDEX entries,
+ * calls where a part took no time added as zeros. Returns the op.
+ */
+unsigned int report_process_parts(const struct report *r, const struct breakdown_entry *e,
+				  struct cell_hist parts[NR_PARTS]);
+
+/* Is e the calls of one process and op (a CALL_TOTAL_INDEX entry)? */
+bool report_is_process_calls(const struct breakdown_entry *e);
+
 /* Timed operations of a layer in the report: the events its programs served. */
 uint64_t report_layer_events(const struct report *r, unsigned int layer);
 

@@ -132,42 +132,69 @@ static void json_cell(struct sink *s, const struct report *r, unsigned int layer
 			json_object_array_add(js->cells, breakdown_json(r, &r->breakdowns->v[i]));
 }
 
-/* "breakdown": each op of the root layer, its calls split into parts. */
+/* One op's calls: "op", "root", "count", "total_ns" and "parts". */
+static json_object *calls_json(const struct report *r, unsigned int op, uint64_t count,
+			       uint64_t total_ns, const struct cell_hist parts[NR_PARTS])
+{
+	json_object *o = json_object_new_object(), *all = json_object_new_array();
+
+	json_object_object_add(o, "op", json_object_new_string(op_name(LAYER_SYSCALL, op)));
+	json_object_object_add(o, "root",
+			       json_object_new_string(layer_name((unsigned int)r->root_layer)));
+	json_object_object_add(o, "count", json_object_new_uint64(count));
+	json_object_object_add(o, "total_ns", json_object_new_uint64(total_ns));
+	for (unsigned int part = 0; part < NR_PARTS; part++) {
+		json_object *p;
+
+		if (!report_has_part(r, part))
+			continue;
+		p = json_object_new_object();
+		json_object_object_add(p, "part", json_object_new_string(part_name(part)));
+		json_object_object_add(p, "sum_ns", json_object_new_uint64(parts[part].sum_ns));
+		json_object_object_add(p, "p50_ns",
+				       json_object_new_uint64(cell_percentile(&parts[part], 50)));
+		json_object_object_add(p, "p99_ns",
+				       json_object_new_uint64(cell_percentile(&parts[part], 99)));
+		json_object_array_add(all, p);
+	}
+	json_object_object_add(o, "parts", all);
+	return o;
+}
+
+/* "breakdown": each op of the root layer, its calls split into parts;
+ * with -P also "breakdown_by_process", the same per process. */
 static void json_calls(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
-	json_object *all = json_object_new_array();
+	json_object *all = json_object_new_array(), *by_pid;
+	struct cell_hist parts[NR_PARTS];
 
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		const struct call_totals *c = &r->calls[op];
-		json_object *o = json_object_new_object(), *parts = json_object_new_array();
+		json_object *o = calls_json(r, op, c->count, c->total_ns, r->parts[op]);
 
-		json_object_object_add(o, "op", json_object_new_string(op_name(LAYER_SYSCALL, op)));
-		json_object_object_add(
-		    o, "root", json_object_new_string(layer_name((unsigned int)r->root_layer)));
-		json_object_object_add(o, "count", json_object_new_uint64(c->count));
-		json_object_object_add(o, "total_ns", json_object_new_uint64(c->total_ns));
 		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
 		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
-		for (unsigned int part = 0; part < NR_PARTS; part++) {
-			const struct cell_hist *h = &r->parts[op][part];
-			json_object *p;
-
-			if (!report_has_part(r, part))
-				continue;
-			p = json_object_new_object();
-			json_object_object_add(p, "part", json_object_new_string(part_name(part)));
-			json_object_object_add(p, "sum_ns", json_object_new_uint64(h->sum_ns));
-			json_object_object_add(p, "p50_ns",
-					       json_object_new_uint64(cell_percentile(h, 50)));
-			json_object_object_add(p, "p99_ns",
-					       json_object_new_uint64(cell_percentile(h, 99)));
-			json_object_array_add(parts, p);
-		}
-		json_object_object_add(o, "parts", parts);
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
+	if (!r->breakdowns || !r->by_pid)
+		return;
+	by_pid = json_object_new_array();
+	for (size_t i = 0; i < r->breakdowns->n; i++) {
+		const struct breakdown_entry *e = &r->breakdowns->v[i];
+		unsigned int op;
+		json_object *o;
+
+		if (!report_is_process_calls(e) || !e->cell.count)
+			continue;
+		op = report_process_parts(r, e, parts);
+		o = calls_json(r, op, e->cell.count, e->cell.sum_ns, parts);
+		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
+		json_object_object_add(o, "comm", json_object_new_string(e->comm));
+		json_object_array_add(by_pid, o);
+	}
+	json_object_object_add(js->root, "breakdown_by_process", by_pid);
 }
 
 static void json_stats(struct sink *s, const struct report *r)

@@ -238,8 +238,9 @@ static int text_end(struct sink *s, const struct report *r)
 	return fflush(out) || ferror(out) ? -1 : 0;
 }
 
-/* "syscall 2%|vfs 3%|io_wait 70%": each part's share of the op's time. */
-static void share_bar(char *buf, size_t sz, const struct report *r, unsigned int op)
+/* "syscall 2%|vfs 3%|io_wait 70%": each part's share of the time. */
+static void share_bar(char *buf, size_t sz, const struct report *r,
+		      const struct cell_hist parts[NR_PARTS], uint64_t total_ns)
 {
 	size_t used = 0;
 
@@ -247,9 +248,39 @@ static void share_bar(char *buf, size_t sz, const struct report *r, unsigned int
 	for (unsigned int part = 0; part < NR_PARTS && used < sz; part++) {
 		if (!report_has_part(r, part))
 			continue;
-		used += (size_t)snprintf(
-		    buf + used, sz - used, "%s%s %.0f%%", used ? "|" : "", part_name(part),
-		    100.0 * (double)r->parts[op][part].sum_ns / (double)r->calls[op].total_ns);
+		used += (size_t)snprintf(buf + used, sz - used, "%s%s %.0f%%", used ? "|" : "",
+					 part_name(part),
+					 100.0 * (double)parts[part].sum_ns / (double)total_ns);
+	}
+}
+
+/* -P: per process and op, its calls' count, average and share bar. */
+static void text_process_calls(struct sink *s, const struct report *r)
+{
+	struct cell_hist parts[NR_PARTS];
+	char avg[32], bar[256];
+	unsigned int shown = 0, cell = ~0U;
+
+	fprintf(s->out, "\n%8s %-16s %-7s %10s %12s  %s\n", "PID", "COMM", "OP", "COUNT", "AVG",
+		"WHERE THE TIME GOES");
+	for (size_t i = 0; i < r->breakdowns->n; i++) {
+		const struct breakdown_entry *e = &r->breakdowns->v[i];
+		unsigned int op;
+
+		if (!report_is_process_calls(e) || !e->cell.count)
+			continue;
+		if (e->key.cell_idx != cell) {
+			cell = e->key.cell_idx;
+			shown = 0;
+		}
+		if (r->top && shown++ >= r->top)
+			continue;
+		op = report_process_parts(r, e, parts);
+		fmt_value(avg, sizeof(avg), e->cell.sum_ns / e->cell.count, s->unit);
+		share_bar(bar, sizeof(bar), r, parts, e->cell.sum_ns);
+		fprintf(s->out, "%8u %-16s %-7s %10llu %12s  [%s]\n", e->key.tgid,
+			e->comm[0] ? e->comm : "?", op_name(LAYER_SYSCALL, op),
+			(unsigned long long)e->cell.count, avg, bar);
 	}
 }
 
@@ -312,7 +343,7 @@ static void text_calls(struct sink *s, const struct report *r)
 				100.0 * (double)h->sum_ns / (double)c->total_ns, pavg, p50, p99);
 			first = false;
 		}
-		share_bar(bar, sizeof(bar), r, op);
+		share_bar(bar, sizeof(bar), r, r->parts[op], c->total_ns);
 		fprintf(out, "%-7s [%s]\n", "", bar);
 		fprintf(out, "%-7s blk: %.2f requests, %.1f KiB per call\n", "",
 			(double)c->blk_requests / (double)c->count,
@@ -329,6 +360,8 @@ static void text_calls(struct sink *s, const struct report *r)
 	}
 	if (!any)
 		fprintf(out, "(no calls)\n");
+	if (r->breakdowns && r->by_pid)
+		text_process_calls(s, r);
 }
 
 static const struct sink_ops text_ops = {

@@ -79,6 +79,22 @@ def check_calls(rep):
             assert p["p50_ns"] <= p["p99_ns"], p
         names = [p["part"] for p in b["parts"]]
         assert names[0] == b["root"] and names[-3:] == ["io_wait", "blocked", "runqueue"], names
+    # -P: per process the same, adding up, and matching its keyed cell.
+    if "breakdown_by_process" not in rep:
+        return
+    keyed_cells = {(c["layer"], c["op"], c["pid"]): c for c in rep["cells"] if "pid" in c}
+    # A full breakdown map drops keys, parts' among them: counted, not summed.
+    whole = rep["dropped_by_reason"]["breakdown_parts_map_full"] == 0
+    per_op = {}
+    for b in rep["breakdown_by_process"]:
+        assert set(b) == {"op", "root", "count", "total_ns", "parts", "pid", "comm"}, b
+        assert not whole or sum(p["sum_ns"] for p in b["parts"]) == b["total_ns"], b
+        c = keyed_cells[(b["root"], b["op"], b["pid"])]
+        assert (b["count"], b["total_ns"]) == (c["count"], c["sum_ns"]), (b, c)
+        per_op[b["op"]] = per_op.get(b["op"], 0) + b["count"]
+    for b in rep["breakdown"]:
+        assert per_op.get(b["op"], 0) + rep["dropped_by_reason"]["breakdown_parts_map_full"] \
+            >= b["count"], (per_op, b)
 
 
 def check_report(rep, split=()):
@@ -88,6 +104,8 @@ def check_report(rep, split=()):
     # Calls are split into parts whenever a layer of threads is traced.
     if any(c["layer"] != "blk" for c in rep.get("totals", rep["cells"])):
         want.add("breakdown")
+        if "pid" in split:
+            want.add("breakdown_by_process")
         check_calls(rep)
     assert set(rep) == want, f"report keys {set(rep)}, want {want}"
     assert isinstance(rep["time"], str) and rep["time"].endswith("Z"), rep["time"]

@@ -480,7 +480,8 @@ def bpftool_costs(tool_pid):
             continue
         name = prog.get("name", "")
         layer = None
-        if name in ("tb_switch", "rt_switch", "tb_fork", "rt_fork", "tb_exit", "rt_exit"):
+        if name in ("tb_switch", "rt_switch", "tb_wakeup", "rt_wakeup", "tb_fork", "rt_fork",
+                    "tb_exit", "rt_exit"):
             layer = "other"  # programs of no layer: the tool's own "other" row
         elif name.startswith(("se_", "sx_", "tb_sys_", "rt_sys_")):
             layer = "syscall"
