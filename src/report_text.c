@@ -80,6 +80,20 @@ static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit
 	fmt_value(out[5], 32, c->sum_ns, unit);
 }
 
+/*
+ * --top: is e past the N busiest keys of its cell? Entries come sorted by
+ * cell, busiest first; *cell and *shown carry the count across calls.
+ */
+static bool beyond_top(const struct report *r, const struct breakdown_entry *e,
+		       unsigned int *cell, unsigned int *shown)
+{
+	if (e->key.cell_idx != *cell) {
+		*cell = e->key.cell_idx;
+		*shown = 0;
+	}
+	return r->top && (*shown)++ >= r->top;
+}
+
 /* One row per key, busiest first, --top per cell. */
 static void text_breakdown_rows(struct sink *s, const struct report *r)
 {
@@ -103,11 +117,7 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 
 		if (layer >= NR_LAYERS || !report_layer_broken_down(r, layer) || !e->cell.count)
 			continue;
-		if (e->key.cell_idx != cell) {
-			cell = e->key.cell_idx;
-			shown = 0;
-		}
-		if (r->top && shown++ >= r->top)
+		if (beyond_top(r, e, &cell, &shown))
 			continue;
 		fmt_stats(st, &e->cell, unit);
 		fprintf(out, "%-8s %-7s", layer_name(layer), op_name(layer, op));
@@ -269,11 +279,7 @@ static void text_process_calls(struct sink *s, const struct report *r)
 
 		if (!report_is_process_calls(e) || !e->cell.count)
 			continue;
-		if (e->key.cell_idx != cell) {
-			cell = e->key.cell_idx;
-			shown = 0;
-		}
-		if (r->top && shown++ >= r->top)
+		if (beyond_top(r, e, &cell, &shown))
 			continue;
 		op = report_process_parts(r, e, parts);
 		fmt_value(avg, sizeof(avg), e->cell.sum_ns / e->cell.count, s->unit);
