@@ -252,7 +252,7 @@ static void put_time_parts(FILE *out, const struct report *r)
 	       "time on CPU, io_wait, blocked, runqueue, since start.");
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
-			if (!report_has_part(r, part))
+			if (!report_has_part(r, -1, part))
 				continue;
 			l.len = 0;
 			label(&l, "op", op_name(LAYER_SYSCALL, op));

@@ -201,13 +201,15 @@ const char *part_name(unsigned int part)
 	}
 }
 
-bool report_has_part(const struct report *r, unsigned int part)
+bool report_has_part(const struct report *r, int op, unsigned int part)
 {
 	if (part >= NR_PARTS)
 		return false;
 	if (part >= NR_CALL_LAYERS)
 		return r->offcpu;
-	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+	if (op >= 0 && op < NR_FS_OPS)
+		return r->plan->cells[part][op].src != SRC_NONE || r->parts[op][part].sum_ns;
+	for (op = 0; op < NR_FS_OPS; op++)
 		if (r->plan->cells[part][op].src != SRC_NONE)
 			return true;
 	return false;

@@ -59,8 +59,12 @@ void report_release(struct report *r);
 /* The name of a part: a layer's ("ext4": its self time) or a wait's. */
 const char *part_name(unsigned int part);
 
-/* Is a part reported: self time of a traced layer, or a measured wait? */
-bool report_has_part(const struct report *r, unsigned int part);
+/*
+ * Is a part reported for op (-1: for any op)? A measured wait always; a
+ * layer's self time where the layer is traced for op, or took time in its
+ * calls anyway (an O_SYNC write reaches a file system's fsync).
+ */
+bool report_has_part(const struct report *r, int op, unsigned int part);
 
 /*
  * -P: the calls of one process and op (e, a CALL_TOTAL_INDEX entry of the

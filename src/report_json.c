@@ -146,7 +146,7 @@ static json_object *calls_json(const struct report *r, unsigned int op, uint64_t
 	for (unsigned int part = 0; part < NR_PARTS; part++) {
 		json_object *p;
 
-		if (!report_has_part(r, part))
+		if (!report_has_part(r, (int)op, part))
 			continue;
 		p = json_object_new_object();
 		json_object_object_add(p, "part", json_object_new_string(part_name(part)));

@@ -84,8 +84,8 @@ static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit
  * --top: is e past the N busiest keys of its cell? Entries come sorted by
  * cell, busiest first; *cell and *shown carry the count across calls.
  */
-static bool beyond_top(const struct report *r, const struct breakdown_entry *e,
-		       unsigned int *cell, unsigned int *shown)
+static bool beyond_top(const struct report *r, const struct breakdown_entry *e, unsigned int *cell,
+		       unsigned int *shown)
 {
 	if (e->key.cell_idx != *cell) {
 		*cell = e->key.cell_idx;
@@ -249,14 +249,14 @@ static int text_end(struct sink *s, const struct report *r)
 }
 
 /* "syscall 2%|vfs 3%|io_wait 70%": each part's share of the time. */
-static void share_bar(char *buf, size_t sz, const struct report *r,
+static void share_bar(char *buf, size_t sz, const struct report *r, unsigned int op,
 		      const struct cell_hist parts[NR_PARTS], uint64_t total_ns)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
 	for (unsigned int part = 0; part < NR_PARTS && used < sz; part++) {
-		if (!report_has_part(r, part))
+		if (!report_has_part(r, (int)op, part))
 			continue;
 		used += (size_t)snprintf(buf + used, sz - used, "%s%s %.0f%%", used ? "|" : "",
 					 part_name(part),
@@ -283,23 +283,41 @@ static void text_process_calls(struct sink *s, const struct report *r)
 			continue;
 		op = report_process_parts(r, e, parts);
 		fmt_value(avg, sizeof(avg), e->cell.sum_ns / e->cell.count, s->unit);
-		share_bar(bar, sizeof(bar), r, parts, e->cell.sum_ns);
+		share_bar(bar, sizeof(bar), r, op, parts, e->cell.sum_ns);
 		fprintf(s->out, "%8u %-16s %-7s %10llu %12s  [%s]\n", e->key.tgid,
 			e->comm[0] ? e->comm : "?", op_name(LAYER_SYSCALL, op),
 			(unsigned long long)e->cell.count, avg, bar);
 	}
 }
 
-/* Layers under the root that are not traced: their time is in the root's. */
+/*
+ * Layers under the root not traced for some op: their time is in the
+ * root's. "vfs, ext4 (but for fsync), xfs".
+ */
 static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (unsigned int layer = (unsigned int)r->root_layer + 1; layer < NR_CALL_LAYERS; layer++)
-		if (!report_has_part(r, layer) && used < sz)
-			used += (size_t)snprintf(buf + used, sz - used, "%s%s", used ? ", " : "",
-						 layer_name(layer));
+	for (unsigned int layer = (unsigned int)r->root_layer + 1; layer < NR_CALL_LAYERS;
+	     layer++) {
+		char traced[64] = "";
+		size_t t = 0;
+		unsigned int n = 0;
+
+		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+			if (r->plan->cells[layer][op].src == SRC_NONE)
+				continue;
+			n++;
+			t += (size_t)snprintf(traced + t, sizeof(traced) - t, "%s%s", t ? ", " : "",
+					      op_name(layer, op));
+		}
+		if (n == NR_FS_OPS || used >= sz)
+			continue;
+		used += (size_t)snprintf(buf + used, sz - used, "%s%s%s%s%s", used ? ", " : "",
+					 layer_name(layer), n ? " (but for " : "", traced,
+					 n ? ")" : "");
+	}
 }
 
 /* Where the time of each op's calls went: one row per part. */
@@ -335,7 +353,7 @@ static void text_calls(struct sink *s, const struct report *r)
 			const struct cell_hist *h = &r->parts[op][part];
 			char pavg[32], p50[32], p99[32];
 
-			if (!report_has_part(r, part))
+			if (!report_has_part(r, (int)op, part))
 				continue;
 			fmt_value(pavg, sizeof(pavg), h->sum_ns / c->count, s->unit);
 			fmt_value(p50, sizeof(p50), cell_percentile(h, 50), s->unit);
@@ -349,7 +367,7 @@ static void text_calls(struct sink *s, const struct report *r)
 				100.0 * (double)h->sum_ns / (double)c->total_ns, pavg, p50, p99);
 			first = false;
 		}
-		share_bar(bar, sizeof(bar), r, r->parts[op], c->total_ns);
+		share_bar(bar, sizeof(bar), r, op, r->parts[op], c->total_ns);
 		fprintf(out, "%-7s [%s]\n", "", bar);
 		fprintf(out, "%-7s blk: %.2f requests, %.1f KiB per call\n", "",
 			(double)c->blk_requests / (double)c->count,
@@ -357,7 +375,7 @@ static void text_calls(struct sink *s, const struct report *r)
 		if (!r->part_hists)
 			continue;
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
-			if (!report_has_part(r, part))
+			if (!report_has_part(r, (int)op, part))
 				continue;
 			fprintf(out, "\n%s %s, part %s: per call, in %s\n", root,
 				op_name(LAYER_SYSCALL, op), part_name(part), unit_name(s->unit));
