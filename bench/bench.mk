@@ -7,12 +7,12 @@
 include Makefile
 
 BENCH_OUT := $(OUTPUT)/bench
-FLOOR_LAYERS := syscall blk blk_start blk_insert ext4
+FLOOR_LAYERS := syscall blk blk_start blk_insert ext4 raw
 FLOOR_OBJS := $(patsubst %,$(BENCH_OUT)/floor-%.bpf.o,$(FLOOR_LAYERS)) \
 	$(BENCH_OUT)/floor-syscall-clock.bpf.o
 
 .PHONY: bench-build
-bench-build: all $(BENCH_OUT)/floor $(FLOOR_OBJS)
+bench-build: all $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop $(FLOOR_OBJS)
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -30,6 +30,11 @@ $(BENCH_OUT)/floor-syscall-clock.bpf.o: bench/floor.bpf.c $(VMLINUX) | $(BENCH_O
 	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(BPF_WARNINGS) \
 		-I$(dir $(VMLINUX)) -Ibpf $(CLANG_BPF_SYS_INCLUDES) \
 		-DFLOOR_SYSCALL -DFLOOR_CLOCK -c $< -o $@
+
+# N getppid() calls, timed: what a syscall source costs calls it does not trace.
+$(BENCH_OUT)/sysloop: bench/sysloop.c | $(BENCH_OUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -MF $@.d $< -o $@
 
 $(BENCH_OUT)/floor: bench/floor.c | $(BENCH_OUT)
 	$(call msg,BINARY,$@)

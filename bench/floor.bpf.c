@@ -10,6 +10,9 @@
  *   -DFLOOR_BLK_START    tp_btf block_io_start  (-Q origin, 6.5+)
  *   -DFLOOR_BLK_INSERT   tp_btf block_rq_insert (-Q origin, older kernels)
  *   -DFLOOR_EXT4         ext4:ext4_sync_file_enter / exit
+ *   -DFLOOR_RAW          tp_btf sys_enter + sys_exit, each reading the clock
+ *                        once and storing it: the cheapest a syscall latency
+ *                        tracer can be (issue 12's floor)
  * Program names are the tool's own, so per-program statistics line up.
  * With -DFLOOR_CLOCK the syscall programs also read the clock once: the
  * least any latency tracer must do there (bench/per_program.sh).
@@ -62,6 +65,37 @@ EMPTY_SYSCALL(openat2)
 EMPTY_SYSCALL(creat)
 EMPTY_SYSCALL(fsync)
 EMPTY_SYSCALL(fdatasync)
+#endif
+
+#ifdef FLOOR_RAW
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_clock SEC(".maps");
+
+static __always_inline int store_clock(void)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_elem(&floor_clock, &zero);
+
+	if (v)
+		*v = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int tb_sys_enter(__u64 *ctx)
+{
+	return store_clock();
+}
+
+SEC("tp_btf/sys_exit")
+int tb_sys_exit(__u64 *ctx)
+{
+	return store_clock();
+}
 #endif
 
 #ifdef FLOOR_BLK

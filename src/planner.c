@@ -213,8 +213,9 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 		}
 		cp->src = srcs[i];
 		if (layer == LAYER_SYSCALL && is_raw_source(cp->src) && cfg->attach == ATTACH_AUTO)
-			why_add(cp, "tracepoint: a pair per syscall costs more per call, and "
-				    "per link at attach and exit");
+			why_add(cp, "tracepoint: a pair per syscall costs more per traced call "
+				    "and 32 links to attach and detach (seconds at exit); the raw "
+				    "pair costs untraced syscalls more (bench/sources.py)");
 		return;
 	}
 	if (!offered)

@@ -424,6 +424,21 @@ static void session_stop(struct session *s)
 	close(s->sig_fd);
 }
 
+/* The loop's clocks: a tick every `every` seconds (0: none), and the end
+ * of --duration. */
+static int open_timers(struct session *s, unsigned int every, char *err, size_t errsz)
+{
+	if (every)
+		s->tick_fd = timer_open(every, true);
+	if (s->cfg->duration)
+		s->end_fd = timer_open(s->cfg->duration, false);
+	if ((every && s->tick_fd < 0) || (s->cfg->duration && s->end_fd < 0)) {
+		snprintf(err, errsz, "timerfd: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Exporter mode: counts since start, served on the HTTP library's thread
  * (created now, with the stop signals blocked, so they stay ours) and
@@ -438,14 +453,8 @@ static int serve_metrics(struct session *s)
 
 	if (metrics_start(s->metrics, &s->tracer, &s->plan, err, sizeof(err)))
 		goto fail;
-	if (every)
-		s->tick_fd = timer_open(every, true);
-	if (s->cfg->duration)
-		s->end_fd = timer_open(s->cfg->duration, false);
-	if ((every && s->tick_fd < 0) || (s->cfg->duration && s->end_fd < 0)) {
-		snprintf(err, sizeof(err), "timerfd: %s", strerror(errno));
+	if (open_timers(s, every, err, sizeof(err)))
 		goto fail;
-	}
 	if (session_loop(s))
 		ret = 1;
 	if (metrics_finish(s->metrics, err, sizeof(err)))
@@ -509,12 +518,8 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		goto out;
 	}
 	report_skipped_text(stderr, &s->plan);
-	if (cfg->interval)
-		s->tick_fd = timer_open(cfg->interval, true);
-	if (cfg->duration)
-		s->end_fd = timer_open(cfg->duration, false);
-	if ((cfg->interval && s->tick_fd < 0) || (cfg->duration && s->end_fd < 0)) {
-		say("timerfd: %s", strerror(errno));
+	if (open_timers(s, cfg->interval, err, sizeof(err))) {
+		say("%s", err);
 		ret = 1;
 		goto out;
 	}
