@@ -375,6 +375,17 @@ def workload_configs(wl, C):
     return [k for k in keys if k in C]
 
 
+def pick_workloads(W, only):
+    """The workloads --only names (a comma list), all of them without it."""
+    if not only:
+        return W
+    want = set(only.split(","))
+    bad = want - {wl.key for wl in W}
+    if bad:
+        raise BenchError(f"--only: unknown workload {', '.join(sorted(bad))}")
+    return [wl for wl in W if wl.key in want]
+
+
 # ---------------------------------------------------------------- one run
 
 RESULT_RE = re.compile(r"iowork op=\S+ n=(\d+) done=(\d+) errors=(\d+) .* ns=(\d+)")
@@ -848,6 +859,28 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
 # ---------------------------------------------------------------- main
 
 
+def render(path):
+    """The report again, from the .json a run wrote beside it (no root, no run)."""
+    with open(path) as f:
+        d = json.load(f)
+    if "report" not in d:
+        raise BenchError(f"{path}: no \"report\" key (written before the bench saved it): "
+                         "cannot render")
+    m = d["report"]
+    a = argparse.Namespace(**d["args"])
+    # Stands in for Setup: only the loop device's name reaches the report.
+    s = argparse.Namespace(tool="iostackbreak", iowork="iowork", floor="floor",
+                           pread_file="pread.dat", fsync_file="fsync.dat", loopdev=m["loopdev"])
+    C = make_configs(s, m["origin"], m["fsdist_ok"], m["fsdist_why"])
+    for k, why in m["failed"].items():
+        C[k]["failed"] = why
+    W = pick_workloads(make_workloads(s, a), a.only)
+    t = datetime.datetime.fromisoformat(m["started"])
+    started = t.replace(tzinfo=datetime.timezone(t.utcoffset(), m["tz"]))
+    return report(a, d["machine"], W, C, d["runs"], started, m["wall_s"], m["notes"],
+                  m["plan_lines"], m["origin"], m["fsdist_why"], d["seed"])
+
+
 def interrupted(sig, frame):
     """SIGINT, SIGTERM and SIGHUP: clean up and leave."""
     raise KeyboardInterrupt()
@@ -870,8 +903,13 @@ def main():
     ap.add_argument("--out", default=None, help="result file (default bench/results/DATE.md)")
     ap.add_argument("--only", default=None,
                     help="comma list of workloads to run: pread, direct, fsync (default all)")
+    ap.add_argument("--render", metavar="JSON", default=None,
+                    help="print the report of an earlier run from its .json (run nothing)")
     a = ap.parse_args()
 
+    if a.render:
+        sys.stdout.write(render(a.render))
+        return 0
     if os.geteuid() != 0:
         raise BenchError("needs root: it loads BPF programs and sets up a loop device")
     for path in (os.path.join(BUILD, "iostackbreak"), os.path.join(BUILD, "iowork"),
@@ -909,13 +947,7 @@ def main():
         log("bench: probing fsdist -t ext4 ...")
         fsdist_ok, fsdist_why = fsdist_probe(timeout=60)
         C = make_configs(s, origin, fsdist_ok, fsdist_why)
-        W = make_workloads(s, a)
-        if a.only:
-            want = set(a.only.split(","))
-            bad = want - {wl.key for wl in W}
-            if bad:
-                raise BenchError(f"--only: unknown workload {', '.join(sorted(bad))}")
-            W = [wl for wl in W if wl.key in want]
+        W = pick_workloads(make_workloads(s, a), a.only)
         total = sum(len(workload_configs(wl, C)) for wl in W)
         log(f"bench: {a.rounds} rounds x {2 * total - len(W)} runs (+1 stats pass), seed {seed}; "
             f"loop device {s.loopdev}, files in {s.workdir}")
@@ -974,8 +1006,15 @@ def main():
                 s.stats_restore()
         notes["foreign_end"] = len(foreign_tracers())
         notes["quiet"] = (quiet.waits, quiet.waited_s)
+        # What the report needs besides args, machine and runs, saved in the
+        # .json so that --render can write the report again.
+        meta = dict(started=started.isoformat(), tz=started.strftime("%Z"),
+                    wall_s=time.monotonic() - t_start, notes=notes, plan_lines=plan_lines,
+                    origin=origin, fsdist_ok=fsdist_ok, fsdist_why=fsdist_why,
+                    loopdev=s.loopdev,
+                    failed={k: c["failed"] for k, c in C.items() if c.get("failed")})
 
-    text = report(a, M, W, C, runs, started, time.monotonic() - t_start, notes,
+    text = report(a, M, W, C, runs, started, meta["wall_s"], notes,
                   plan_lines, origin, fsdist_why, seed)
     out = a.out or os.path.join(ROOT, "bench", "results", f"{started:%Y-%m-%d}.md")
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -984,7 +1023,8 @@ def main():
     # Every run's raw figures beside the report, for a second look.
     raw = os.path.splitext(out)[0] + ".json"
     with open(raw, "w") as f:
-        json.dump({"seed": seed, "args": vars(a), "machine": M, "runs": runs}, f, indent=1)
+        json.dump({"seed": seed, "args": vars(a), "machine": M, "runs": runs, "report": meta},
+                  f, indent=1)
     sys.stdout.write(text)
     log(f"bench: written to {os.path.relpath(out, os.getcwd())}")
     return 0
