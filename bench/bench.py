@@ -17,6 +17,7 @@ See bench/README.md.
 """
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -375,6 +376,17 @@ def workload_configs(wl, C):
     return [k for k in keys if k in C]
 
 
+def pick_workloads(W, only):
+    """The workloads --only names (a comma list), all of them without it."""
+    if not only:
+        return W
+    want = set(only.split(","))
+    bad = want - {wl.key for wl in W}
+    if bad:
+        raise BenchError(f"--only: unknown workload {', '.join(sorted(bad))}")
+    return [wl for wl in W if wl.key in want]
+
+
 # ---------------------------------------------------------------- one run
 
 RESULT_RE = re.compile(r"iowork op=\S+ n=(\d+) done=(\d+) errors=(\d+) .* ns=(\d+)")
@@ -593,27 +605,78 @@ def git_info():
     return head + (" + uncommitted changes in src/ bpf/ tools/" if dirty else "")
 
 
-def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_why, seed):
-    F = Figures(runs, W, C)
-    L = []
-    p = L.append
-    LAYERS1 = ("syscall", "blk", "ext4")
+@dataclasses.dataclass
+class ReportContext:
+    """Everything the report shows: the run's settings, runs and circumstances,
+    and what is computed from them once (figures, start-ups, map memory)."""
 
-    def ratio_cell(wl, k, den, what):
+    a: argparse.Namespace
+    M: dict  # machine_info()
+    W: list  # the workloads run
+    C: dict  # the configurations, by key
+    runs: list
+    started: datetime.datetime
+    wall_s: float
+    notes: dict
+    plan_lines: list
+    origin: str  # blk_origin()
+    fsdist_why: str
+    seed: int
+    F: Figures = dataclasses.field(init=False)
+    starts: dict = dataclasses.field(init=False)  # cfg -> [start-up s], every start
+    mem: dict = dataclasses.field(init=False)  # cfg -> [(maps, map bytes, progs, prog bytes)]
+
+    def __post_init__(self):
+        self.F = Figures(self.runs, self.W, self.C)
+        self.starts, self.mem = {}, {}
+        for r in self.runs:
+            if "startup_s" in r:
+                self.starts.setdefault(r["cfg"], []).append(r["startup_s"])
+            if "map_bytes" in r:
+                self.mem.setdefault(r["cfg"], []).append((r["maps"], r["map_bytes"], r["progs"],
+                                                          r["prog_bytes"]))
+
+    @property
+    def tracers(self):
+        """Every configuration but untraced, in the order of C."""
+        return [k for k in self.C if k != "untraced"]
+
+    def ratio_cell(self, wl, k, den, what):
         """A ratio for the table: the value, or why there is none."""
-        r = F.ratio(wl.key, k, den)
+        r = self.F.ratio(wl.key, k, den)
         if r is None:
             return f"n/a ({what} adds <= 0)"
-        return f"{r:.2f}" if F.significant(wl.key, den) else f"({r:.2f}) n.s."
+        return f"{r:.2f}" if self.F.significant(wl.key, den) else f"({r:.2f}) n.s."
 
-    p(f"# iostackbreak overhead benchmark, {started:%Y-%m-%d}")
+    def bpf_note(self, wl, k, other):
+        """The kernel's run time of k's programs against other's, for an inconclusive target."""
+        F = self.F
+        b, o = F.bpf_per_op(wl.key, k, wl.n), F.bpf_per_op(wl.key, other, wl.n)
+        if b is None or o is None:
+            return ""
+        return (f"; kernel run time of the programs: {b[2]:,.0f} vs {o[2]:,.0f} ns/op "
+                f"({b[2] - o[2]:+,.0f})")
+
+
+LAYERS1 = ("syscall", "blk", "ext4")
+
+
+def verdict(ok, r, num, den):
+    return f"{'met' if ok else 'NOT met'}: {r:.2f} ({num:,.0f} vs {den:,.0f} ns/op added)"
+
+
+def section_header(ctx):
+    M, W, notes = ctx.M, ctx.W, ctx.notes
+    L = []
+    p = L.append
+    p(f"# iostackbreak overhead benchmark, {ctx.started:%Y-%m-%d}")
     p("")
-    p(f"- date: {started:%Y-%m-%d %H:%M %Z}".rstrip())
+    p(f"- date: {ctx.started:%Y-%m-%d %H:%M %Z}".rstrip())
     p(f"- machine: {M['cpu']}, {M['cores']} cores, {M['mem']} RAM (virtualization: {M['virt']})")
     p(f"- kernel: {M['kernel']} ({M['os']})")
     p(f"- iostackbreak: {notes['git']}")
-    p(f"- rounds: {a.rounds}; each round runs every configuration once, in a fresh random "
-      f"order (seed {seed}), with an untraced run between every two")
+    p(f"- rounds: {ctx.a.rounds}; each round runs every configuration once, in a fresh random "
+      f"order (seed {ctx.seed}), with an untraced run between every two")
     p("- N per run: " + "; ".join(f"{wl.key} {wl.n} ops in {wl.phases} phases of {wl.n_phase}"
                                    for wl in W) + " (one iowork process per run)")
     p(f"- per-program run times: one more pass with kernel.bpf_stats_enabled=1 (found "
@@ -623,91 +686,113 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
       f"{notes['foreign_end']} at end; the bench waited for them to go {qw} times "
       f"({qs:.0f} s in all); runs with some loaded all the same (kept after 3 tries): "
       f"{notes['contaminated']}; load average at start {notes['load']}")
-    p(f"- wall time of the bench: {wall_s / 60:.1f} min")
+    p(f"- wall time of the bench: {ctx.wall_s / 60:.1f} min")
     p("")
-    p("How to read: a run's ns/op is its best phase (iowork's ns of the measured phase / ops; "
-      "noise from the rest of the machine only adds time). An untraced run precedes and follows "
-      "every traced run; *added* is the median over the rounds of (traced run - mean of those two "
-      "untraced runs), +/- its standard error (pooled from the round-to-round spread of all "
-      "configurations of the workload); ns/op and min-max are over the rounds. *vs floor* "
-      "= added / added by empty programs on the same attach points (target <= 1.25); *vs peer* = "
-      "added / added by the peer tool (target < 1). A ratio in parentheses marked n.s. has a "
-      "denominator within 2 standard errors of zero: noise, not a measurement. Ratios are given "
-      "only where the workload has events of the layer. *events/op*: what iostackbreak counted "
-      "(all its layers, system-wide) per op.")
-    p("")
-    for wl in W:
-        cfgs = workload_configs(wl, C)
-        u = F.median(wl.key, "untraced")
-        e = F.se(wl.key)
-        p(f"## {wl.title}")
-        p("")
-        p(wl.note + f". Standard error of an added figure: {fmt_ns(e)} ns/op.")
-        p("")
-        p("| configuration | ns/op | min-max | added ns/op | added | vs floor | vs peer | events/op |")
-        p("|---|---:|---:|---:|---:|---:|---:|---:|")
-        for k in cfgs:
-            c = C[k]
-            xs = F.ns.get((wl.key, k), [])
-            if c.get("failed") and not xs:
-                p(f"| {c['label']} | failed: {c['failed']} | | | | | | |")
-                continue
-            add = F.added(wl.key, k) if k != "untraced" else None
-            pct = f"{100 * add / u:+.1f}%" if add is not None and u else "-"
-            vf = vp = "-"
-            if c["kind"] == "tool":
-                if c["layer"] != "all" and c["layer"] not in wl.layers:
-                    vf = vp = f"n/a (no {c['layer']} events)"
-                else:
-                    vf = ratio_cell(wl, k, c["floor"], "floor")
-                    if c.get("peer") and c["peer"] in cfgs:
-                        vp = ratio_cell(wl, k, c["peer"], "peer")
-                    elif c.get("no_peer"):
-                        vp = "no peer runs here"
-            ev = F.events_per_op(wl.key, k, wl.n) if c["kind"] == "tool" else None
-            rng = f"{fmt_ns(min(xs))}-{fmt_ns(max(xs))}" if xs else "-"
-            adds = f"{add:,.0f} +/- {e:,.0f}" if add is not None and e is not None else "-"
-            p(f"| {c['label']} | {fmt_ns(F.median(wl.key, k))} | {rng} | {adds} | {pct} | {vf} "
-              f"| {vp} | {'-' if ev is None else f'{ev:.2f}'} |")
-        a_all = F.added(wl.key, "all")
-        parts = [(l, F.added(wl.key, l)) for l in LAYERS1]
-        if a_all is not None and all(x is not None for _, x in parts):
-            p("")
-            p(f"All layers: {a_all:,.0f} ns/op added; the single layers, summed: "
-              f"{sum(x for _, x in parts):,.0f} ns/op ("
-              + " + ".join(f"{l} {x:,.0f}" for l, x in parts) + ").")
-        p("")
+    return L
 
-    # Memory and start-up, over every start of the run.
-    starts, mem = {}, {}
-    for r in runs:
-        if "startup_s" in r:
-            starts.setdefault(r["cfg"], []).append(r["startup_s"])
-        if "map_bytes" in r:
-            mem.setdefault(r["cfg"], []).append((r["maps"], r["map_bytes"], r["progs"],
-                                                 r["prog_bytes"]))
-    order = [k for k in C if k != "untraced"]
+
+def section_how_to_read(ctx):
+    return [
+        "How to read: a run's ns/op is its best phase (iowork's ns of the measured phase / ops; "
+        "noise from the rest of the machine only adds time). An untraced run precedes and follows "
+        "every traced run; *added* is the median over the rounds of (traced run - mean of those two "
+        "untraced runs), +/- its standard error (pooled from the round-to-round spread of all "
+        "configurations of the workload); ns/op and min-max are over the rounds. *vs floor* "
+        "= added / added by empty programs on the same attach points (target <= 1.25); *vs peer* = "
+        "added / added by the peer tool (target < 1). A ratio in parentheses marked n.s. has a "
+        "denominator within 2 standard errors of zero: noise, not a measurement. Ratios are given "
+        "only where the workload has events of the layer. *events/op*: what iostackbreak counted "
+        "(all its layers, system-wide) per op.",
+        "",
+    ]
+
+
+def section_workload(ctx, wl):
+    """A workload's table: every configuration's ns/op, added time and ratios."""
+    F, C = ctx.F, ctx.C
+    L = []
+    p = L.append
+    cfgs = workload_configs(wl, C)
+    u = F.median(wl.key, "untraced")
+    e = F.se(wl.key)
+    p(f"## {wl.title}")
+    p("")
+    p(wl.note + f". Standard error of an added figure: {fmt_ns(e)} ns/op.")
+    p("")
+    p("| configuration | ns/op | min-max | added ns/op | added | vs floor | vs peer | events/op |")
+    p("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for k in cfgs:
+        c = C[k]
+        xs = F.ns.get((wl.key, k), [])
+        if c.get("failed") and not xs:
+            p(f"| {c['label']} | failed: {c['failed']} | | | | | | |")
+            continue
+        add = F.added(wl.key, k) if k != "untraced" else None
+        pct = f"{100 * add / u:+.1f}%" if add is not None and u else "-"
+        vf = vp = "-"
+        if c["kind"] == "tool":
+            if c["layer"] != "all" and c["layer"] not in wl.layers:
+                vf = vp = f"n/a (no {c['layer']} events)"
+            else:
+                vf = ctx.ratio_cell(wl, k, c["floor"], "floor")
+                if c.get("peer") and c["peer"] in cfgs:
+                    vp = ctx.ratio_cell(wl, k, c["peer"], "peer")
+                elif c.get("no_peer"):
+                    vp = "no peer runs here"
+        ev = F.events_per_op(wl.key, k, wl.n) if c["kind"] == "tool" else None
+        rng = f"{fmt_ns(min(xs))}-{fmt_ns(max(xs))}" if xs else "-"
+        adds = f"{add:,.0f} +/- {e:,.0f}" if add is not None and e is not None else "-"
+        p(f"| {c['label']} | {fmt_ns(F.median(wl.key, k))} | {rng} | {adds} | {pct} | {vf} "
+          f"| {vp} | {'-' if ev is None else f'{ev:.2f}'} |")
+    a_all = F.added(wl.key, "all")
+    parts = [(l, F.added(wl.key, l)) for l in LAYERS1]
+    if a_all is not None and all(x is not None for _, x in parts):
+        p("")
+        p(f"All layers: {a_all:,.0f} ns/op added; the single layers, summed: "
+          f"{sum(x for _, x in parts):,.0f} ns/op ("
+          + " + ".join(f"{l} {x:,.0f}" for l, x in parts) + ").")
+    p("")
+    return L
+
+
+def section_memory(ctx):
+    """BPF maps and programs held by each tracer, over every start of the run."""
+    L = []
+    p = L.append
     p("## Memory: BPF maps held by the tracer (memlock in /proc/PID/fdinfo)")
     p("")
     p("| tracer | maps | map bytes | MiB | programs | program bytes |")
     p("|---|---:|---:|---:|---:|---:|")
-    for k in order:
-        if k in mem:
-            mp, mb, pr, pb = (med([x[i] for x in mem[k]]) for i in range(4))
-            p(f"| {C[k]['label']} | {mp:.0f} | {mb:,.0f} | {mb / (1 << 20):.2f} | {pr:.0f} "
+    for k in ctx.tracers:
+        if k in ctx.mem:
+            mp, mb, pr, pb = (med([x[i] for x in ctx.mem[k]]) for i in range(4))
+            p(f"| {ctx.C[k]['label']} | {mp:.0f} | {mb:,.0f} | {mb / (1 << 20):.2f} | {pr:.0f} "
               f"| {pb:,.0f} |")
     p("")
+    return L
+
+
+def section_startup(ctx):
+    """Exec to the ready line of each tracer, over every start of the run."""
+    L = []
+    p = L.append
     p("## Start-up: exec to the ready line (every start in the run)")
     p("")
     p("| tracer | median ms | min-max ms | starts |")
     p("|---|---:|---:|---:|")
-    for k in order:
-        xs = starts.get(k)
+    for k in ctx.tracers:
+        xs = ctx.starts.get(k)
         if xs:
-            p(f"| {C[k]['label']} | {1000 * med(xs):.0f} | {1000 * min(xs):.0f}-"
+            p(f"| {ctx.C[k]['label']} | {1000 * med(xs):.0f} | {1000 * min(xs):.0f}-"
               f"{1000 * max(xs):.0f} | {len(xs)} |")
     p("")
+    return L
 
+
+def section_kernel_time(ctx):
+    """The stats pass: the kernel's run time of every tracer's programs, per workload."""
+    L = []
+    p = L.append
     p("## Kernel run time of the programs (kernel.bpf_stats_enabled=1 pass)")
     p("")
     p("runs/op: program runs per workload op (all programs of the tracer, system-wide); "
@@ -716,55 +801,62 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
       "the tool's own work in the kernel. The kernel counts the program only, not the "
       "tracepoint's dispatch to it, which the floor's wall time includes.")
     p("")
-    for wl in W:
-        p(f"### {wl.title}")
-        p("")
-        p("| tracer | runs/op | ns/run | BPF ns/op | over floor |")
-        p("|---|---:|---:|---:|---:|")
-        for k in workload_configs(wl, C):
-            b = F.bpf_per_op(wl.key, k, wl.n)
-            if b is None:
-                continue
-            over = "-"
-            fk = C[k].get("floor")
-            if fk:
-                fb = F.bpf_per_op(wl.key, fk, wl.n)
-                if fb is not None:
-                    over = f"{b[2] - fb[2]:+,.0f}"
-            p(f"| {C[k]['label']} | {b[0]:.2f} | {b[1]:.0f} | {b[2]:,.0f} | {over} |")
-        p("")
-        ra, rf = F.bpf.get((wl.key, "all")), F.bpf.get((wl.key, "f_all"))
-        if ra and rf:
-            rows = [(nm, v) for nm, v in sorted(ra.items()) if v[1] >= 0.05 * wl.n]
-            if rows:
-                p("Programs of the all-layers run that ran at least 0.05 times per op, against "
-                  "the floor's empty program on the same attach point:")
-                p("")
-                p("| program | runs/op | ns/run | floor ns/run | difference |")
-                p("|---|---:|---:|---:|---:|")
-                for nm, (t, c) in rows:
-                    ft, fc = rf.get(nm, (0, 0))
-                    tn = t / c if c else 0
-                    fn = ft / fc if fc else None
-                    p(f"| {nm} | {c / wl.n:.2f} | {tn:.0f} | {'-' if fn is None else f'{fn:.0f}'} "
-                      f"| {'-' if fn is None else f'{tn - fn:+.0f}'} |")
-                p("")
+    for wl in ctx.W:
+        L += kernel_time_workload(ctx, wl)
+    return L
 
-    # Targets
-    p("## Targets")
+
+def kernel_time_workload(ctx, wl):
+    """One workload of the stats pass: per tracer, then per program of all layers."""
+    F, C = ctx.F, ctx.C
+    L = []
+    p = L.append
+    p(f"### {wl.title}")
     p("")
+    p("| tracer | runs/op | ns/run | BPF ns/op | over floor |")
+    p("|---|---:|---:|---:|---:|")
+    for k in workload_configs(wl, C):
+        b = F.bpf_per_op(wl.key, k, wl.n)
+        if b is None:
+            continue
+        over = "-"
+        fk = C[k].get("floor")
+        if fk:
+            fb = F.bpf_per_op(wl.key, fk, wl.n)
+            if fb is not None:
+                over = f"{b[2] - fb[2]:+,.0f}"
+        p(f"| {C[k]['label']} | {b[0]:.2f} | {b[1]:.0f} | {b[2]:,.0f} | {over} |")
+    p("")
+    ra, rf = F.bpf.get((wl.key, "all")), F.bpf.get((wl.key, "f_all"))
+    if ra and rf:
+        rows = [(nm, v) for nm, v in sorted(ra.items()) if v[1] >= 0.05 * wl.n]
+        if rows:
+            p("Programs of the all-layers run that ran at least 0.05 times per op, against "
+              "the floor's empty program on the same attach point:")
+            p("")
+            p("| program | runs/op | ns/run | floor ns/run | difference |")
+            p("|---|---:|---:|---:|---:|")
+            for nm, (t, c) in rows:
+                ft, fc = rf.get(nm, (0, 0))
+                tn = t / c if c else 0
+                fn = ft / fc if fc else None
+                p(f"| {nm} | {c / wl.n:.2f} | {tn:.0f} | {'-' if fn is None else f'{fn:.0f}'} "
+                  f"| {'-' if fn is None else f'{tn - fn:+.0f}'} |")
+            p("")
+    return L
 
-    def bpf_note(wl, k, other):
-        b, o = F.bpf_per_op(wl.key, k, wl.n), F.bpf_per_op(wl.key, other, wl.n)
-        if b is None or o is None:
-            return ""
-        return (f"; kernel run time of the programs: {b[2]:,.0f} vs {o[2]:,.0f} ns/op "
-                f"({b[2] - o[2]:+,.0f})")
 
-    def verdict(ok, r, num, den):
-        return f"{'met' if ok else 'NOT met'}: {r:.2f} ({num:,.0f} vs {den:,.0f} ns/op added)"
+def section_targets(ctx):
+    """Every target of bench/README.md, met, not met or inconclusive."""
+    return (["## Targets", ""] + targets_floor(ctx) + targets_peer(ctx) + targets_sum(ctx)
+            + targets_memory(ctx) + targets_startup(ctx) + [""])
 
-    for wl in W:
+
+def targets_floor(ctx):
+    F, C = ctx.F, ctx.C
+    L = []
+    p = L.append
+    for wl in ctx.W:
         for k in ("syscall", "blk", "blkq", "ext4", "all"):
             c = C.get(k)
             if not c or (k != "all" and k not in wl.layers):
@@ -775,10 +867,17 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
             if r is None or not F.significant(wl.key, c["floor"]):
                 p(f"- {what}: inconclusive: the floor adds {fmt_ns(fadd)} +/- "
                   f"{fmt_ns(F.se(wl.key))} ns/op, within the noise (the tool {fmt_ns(add)})"
-                  + bpf_note(wl, k, c["floor"]))
+                  + ctx.bpf_note(wl, k, c["floor"]))
             else:
                 p(f"- {what}: {verdict(r <= TARGET_FLOOR, r, add, fadd)}")
-    for wl in W:
+    return L
+
+
+def targets_peer(ctx):
+    F, C = ctx.F, ctx.C
+    L = []
+    p = L.append
+    for wl in ctx.W:
         for k in ("syscall", "blk", "blkq", "ext4"):
             c = C.get(k)
             if not c or k not in wl.layers:
@@ -794,10 +893,17 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
             if r is None or not F.significant(wl.key, pk):
                 p(f"- {what}: inconclusive: the peer adds {fmt_ns(padd)} +/- "
                   f"{fmt_ns(F.se(wl.key))} ns/op, within the noise (the tool {fmt_ns(add)})"
-                  + bpf_note(wl, k, pk))
+                  + ctx.bpf_note(wl, k, pk))
             else:
                 p(f"- {what}: {verdict(r < TARGET_PEER, r, add, padd)}")
-    for wl in W:
+    return L
+
+
+def targets_sum(ctx):
+    F = ctx.F
+    L = []
+    p = L.append
+    for wl in ctx.W:
         a_all = F.added(wl.key, "all")
         parts = [F.added(wl.key, l) for l in LAYERS1]
         if a_all is None or any(x is None for x in parts):
@@ -807,32 +913,51 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
         p(f"- all layers <= sum of single layers on {wl.key}: "
           f"{'met' if a_all <= tot else 'NOT met'}: {a_all:,.0f} vs {tot:,.0f} ns/op"
           + (f" (difference within the noise, +/- {2 * e:,.0f})" if within else ""))
+    return L
+
+
+def targets_memory(ctx):
+    L = []
+    p = L.append
     for k in ("syscall", "blk", "ext4", "all", "blkq"):
-        if k in mem:
-            mb = med([x[1] for x in mem[k]])
-            p(f"- map memory of {C[k]['label']} < 4 MiB: "
+        if k in ctx.mem:
+            mb = med([x[1] for x in ctx.mem[k]])
+            p(f"- map memory of {ctx.C[k]['label']} < 4 MiB: "
               f"{'met' if mb < TARGET_MAP_BYTES else 'NOT met'}: {mb / (1 << 20):.2f} MiB "
               f"({mb:,.0f} bytes)")
+    return L
+
+
+def targets_startup(ctx):
+    L = []
+    p = L.append
     for k in ("syscall", "blk", "ext4", "all", "blkq"):
-        if k in starts:
-            sv = med(starts[k])
-            p(f"- start-up of {C[k]['label']} < 300 ms: "
+        if k in ctx.starts:
+            sv = med(ctx.starts[k])
+            p(f"- start-up of {ctx.C[k]['label']} < 300 ms: "
               f"{'met' if sv < TARGET_STARTUP_S else 'NOT met'}: {1000 * sv:.0f} ms (median of "
-              f"{len(starts[k])} starts)")
-    p("")
+              f"{len(ctx.starts[k])} starts)")
+    return L
+
+
+def section_notes(ctx):
+    """The peers, the -Q origin, what failed and the attach plan."""
+    C = ctx.C
+    L = []
+    p = L.append
     p("## Notes")
     p("")
     if "fsdist" in C:
         p("- ext4 peer: fsdist -t ext4.")
     else:
-        p(f"- ext4 peer: fsdist -t ext4 does not run on this kernel: {fsdist_why}. It attaches "
+        p(f"- ext4 peer: fsdist -t ext4 does not run on this kernel: {ctx.fsdist_why}. It attaches "
           "kprobes or fentry to ext4_file_read_iter and friends, and this kernel has neither "
           "(see the plan below); iostackbreak -T ext4 falls back to the fsync tracepoints.")
     p("- syscount -L attaches raw_syscalls:sys_enter/sys_exit, so it runs for every system "
       "call of every process; iostackbreak and its floor attach the 32 syscalls:sys_*_X "
       "tracepoints of the calls they time (the kernel dispatches those from raw_syscalls too).")
     p(f"- -Q origin on this kernel: "
-      f"{'block_io_start' if origin == 'blk_start' else 'block_rq_insert'} for iostackbreak and "
+      f"{'block_io_start' if ctx.origin == 'blk_start' else 'block_rq_insert'} for iostackbreak and "
       "its floor; biolatency -Q uses block_rq_insert.")
     for k, c in C.items():
         if c.get("failed"):
@@ -840,12 +965,44 @@ def report(a, M, W, C, runs, started, wall_s, notes, plan_lines, origin, fsdist_
     p("- Attach plan of iostackbreak on this kernel (`iostackbreak --plan`, skipped cells left out):")
     p("")
     p("```")
-    L.extend(plan_lines)
+    L.extend(ctx.plan_lines)
     p("```")
-    return "\n".join(L) + "\n"
+    return L
+
+
+def report(ctx):
+    """The markdown report: its sections, in order."""
+    sections = [section_header(ctx), section_how_to_read(ctx)]
+    sections += [section_workload(ctx, wl) for wl in ctx.W]
+    sections += [section_memory(ctx), section_startup(ctx), section_kernel_time(ctx),
+                 section_targets(ctx), section_notes(ctx)]
+    return "\n".join(line for lines in sections for line in lines) + "\n"
 
 
 # ---------------------------------------------------------------- main
+
+
+def render(path):
+    """The report again, from the .json a run wrote beside it (no root, no run)."""
+    with open(path) as f:
+        d = json.load(f)
+    if "report" not in d:
+        raise BenchError(f"{path}: no \"report\" key (written before the bench saved it): "
+                         "cannot render")
+    m = d["report"]
+    a = argparse.Namespace(**d["args"])
+    # Stands in for Setup: only the loop device's name reaches the report.
+    s = argparse.Namespace(tool="iostackbreak", iowork="iowork", floor="floor",
+                           pread_file="pread.dat", fsync_file="fsync.dat", loopdev=m["loopdev"])
+    C = make_configs(s, m["origin"], m["fsdist_ok"], m["fsdist_why"])
+    for k, why in m["failed"].items():
+        C[k]["failed"] = why
+    W = pick_workloads(make_workloads(s, a), a.only)
+    t = datetime.datetime.fromisoformat(m["started"])
+    started = t.replace(tzinfo=datetime.timezone(t.utcoffset(), m["tz"]))
+    return report(ReportContext(a, d["machine"], W, C, d["runs"], started, m["wall_s"],
+                                m["notes"], m["plan_lines"], m["origin"], m["fsdist_why"],
+                                d["seed"]))
 
 
 def interrupted(sig, frame):
@@ -870,8 +1027,13 @@ def main():
     ap.add_argument("--out", default=None, help="result file (default bench/results/DATE.md)")
     ap.add_argument("--only", default=None,
                     help="comma list of workloads to run: pread, direct, fsync (default all)")
+    ap.add_argument("--render", metavar="JSON", default=None,
+                    help="print the report of an earlier run from its .json (run nothing)")
     a = ap.parse_args()
 
+    if a.render:
+        sys.stdout.write(render(a.render))
+        return 0
     if os.geteuid() != 0:
         raise BenchError("needs root: it loads BPF programs and sets up a loop device")
     for path in (os.path.join(BUILD, "iostackbreak"), os.path.join(BUILD, "iowork"),
@@ -909,13 +1071,7 @@ def main():
         log("bench: probing fsdist -t ext4 ...")
         fsdist_ok, fsdist_why = fsdist_probe(timeout=60)
         C = make_configs(s, origin, fsdist_ok, fsdist_why)
-        W = make_workloads(s, a)
-        if a.only:
-            want = set(a.only.split(","))
-            bad = want - {wl.key for wl in W}
-            if bad:
-                raise BenchError(f"--only: unknown workload {', '.join(sorted(bad))}")
-            W = [wl for wl in W if wl.key in want]
+        W = pick_workloads(make_workloads(s, a), a.only)
         total = sum(len(workload_configs(wl, C)) for wl in W)
         log(f"bench: {a.rounds} rounds x {2 * total - len(W)} runs (+1 stats pass), seed {seed}; "
             f"loop device {s.loopdev}, files in {s.workdir}")
@@ -974,9 +1130,16 @@ def main():
                 s.stats_restore()
         notes["foreign_end"] = len(foreign_tracers())
         notes["quiet"] = (quiet.waits, quiet.waited_s)
+        # What the report needs besides args, machine and runs, saved in the
+        # .json so that --render can write the report again.
+        meta = dict(started=started.isoformat(), tz=started.strftime("%Z"),
+                    wall_s=time.monotonic() - t_start, notes=notes, plan_lines=plan_lines,
+                    origin=origin, fsdist_ok=fsdist_ok, fsdist_why=fsdist_why,
+                    loopdev=s.loopdev,
+                    failed={k: c["failed"] for k, c in C.items() if c.get("failed")})
 
-    text = report(a, M, W, C, runs, started, time.monotonic() - t_start, notes,
-                  plan_lines, origin, fsdist_why, seed)
+    text = report(ReportContext(a, M, W, C, runs, started, meta["wall_s"], notes,
+                                plan_lines, origin, fsdist_why, seed))
     out = a.out or os.path.join(ROOT, "bench", "results", f"{started:%Y-%m-%d}.md")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
@@ -984,7 +1147,8 @@ def main():
     # Every run's raw figures beside the report, for a second look.
     raw = os.path.splitext(out)[0] + ".json"
     with open(raw, "w") as f:
-        json.dump({"seed": seed, "args": vars(a), "machine": M, "runs": runs}, f, indent=1)
+        json.dump({"seed": seed, "args": vars(a), "machine": M, "runs": runs, "report": meta},
+                  f, indent=1)
     sys.stdout.write(text)
     log(f"bench: written to {os.path.relpath(out, os.getcwd())}")
     return 0
