@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -506,11 +507,50 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 	return 0;
 }
 
+/* A slice of the links, destroyed by one thread of tracer_stop(). */
+struct detach_slice {
+	struct bpf_link **links;
+	size_t n;
+};
+
+static void *detach_slice(void *arg)
+{
+	struct detach_slice *d = arg;
+
+	for (size_t i = d->n; i > 0; i--)
+		bpf_link__destroy(d->links[i - 1]);
+	return NULL;
+}
+
+#define DETACH_THREADS 16
+
+/*
+ * Detaching a classic tracepoint's link waits for an RCU grace period in
+ * the kernel (tracepoint_synchronize_unregister), one after the other: 32
+ * syscall tracepoints took seconds. Threads detaching slices side by side
+ * wait for overlapping grace periods. Everything is going away, so the
+ * order within the run no longer matters; the tracer's maps outlive them.
+ */
+static void detach_all(struct bpf_link **links, size_t n)
+{
+	struct detach_slice slices[DETACH_THREADS];
+	pthread_t threads[DETACH_THREADS];
+	size_t per = (n + DETACH_THREADS - 1) / DETACH_THREADS, nr = 0;
+
+	for (size_t at = 0; at < n && per; at += per) {
+		slices[nr] = (struct detach_slice){ links + at, n - at < per ? n - at : per };
+		if (pthread_create(&threads[nr], NULL, detach_slice, &slices[nr]))
+			detach_slice(&slices[nr]); /* no thread: do it here */
+		else
+			nr++;
+	}
+	for (size_t i = 0; i < nr; i++)
+		pthread_join(threads[i], NULL);
+}
+
 void tracer_stop(struct tracer *t)
 {
-	/* Entries were attached after their exits: detach them first. */
-	for (size_t i = t->nr_links; i > 0; i--)
-		bpf_link__destroy(t->links[i - 1]);
+	detach_all(t->links, t->nr_links);
 	free(t->links);
 	iostackbreak_bpf__destroy(t->skel);
 	memset(t, 0, sizeof(*t));
