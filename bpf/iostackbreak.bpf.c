@@ -545,7 +545,8 @@ static __always_inline int raw_sys_exit(struct pt_regs *regs, bool btf)
 	__u64 nr = exit_syscall_nr(regs, btf);
 	__u32 op;
 
-	if (nr >= SYSNR_SLOTS || !sysnr_op[nr])
+	/* Compat exits too: an execve of a 32-bit binary returns as one. */
+	if (nr >= SYSNR_SLOTS || !sysnr_op[nr] || compat_syscall(btf))
 		return 0;
 	op = sysnr_op[nr] - 1;
 	return layer_exit(LAYER_SYSCALL, op, false);

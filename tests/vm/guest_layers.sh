@@ -521,6 +521,51 @@ kretprobe_miss_run() {
 	rm -f /tmp/miss.fifo.*
 }
 
+# delayacct_run: the io_wait of busybox dd's O_DIRECT reads against the
+# kernel's own delay accounting of the same process (kernel.task_delayacct,
+# blkio delay in USER_HZ ticks, field 42 of /proc/PID/stat, read from the
+# zombie so that it is final).
+delayacct_run() {
+	local tout=/tmp/tool.da.json terr=/tmp/tool.da.err setting pid ticks io line n=$((N * 5))
+	if [[ ! -e /proc/sys/kernel/task_delayacct ]]; then
+		fail "delayacct" "no kernel.task_delayacct"
+		return
+	fi
+	setting=$(cat /proc/sys/kernel/task_delayacct)
+	echo 1 >/proc/sys/kernel/task_delayacct
+	rm -f /tmp/da.pid /tmp/da.stat
+	# dd reads; the shell copies its stat until it is a zombie (final).
+	cat >/tmp/da.sh <<-'EOF'
+		dd if="/dev/$1" of=/dev/null bs=4096 count="$2" iflag=direct 2>/dev/null &
+		p=$!
+		echo "$p" >/tmp/da.pid
+		while s=$(cat "/proc/$p/stat"); do
+			case "$s" in
+			*") Z "*) echo "$s" >/tmp/da.stat; break ;;
+			esac
+		done
+		wait
+	EOF
+	iostackbreak -T syscall -P --json -- sh /tmp/da.sh "$DISK" "$n" >"$tout" 2>"$terr"
+	echo "$setting" >/proc/sys/kernel/task_delayacct
+	pid=$(cat /tmp/da.pid 2>/dev/null)
+	ticks=$(awk '{ print $42 }' /tmp/da.stat 2>/dev/null)
+	line=$(grep '^{' "$tout" | tail -n 1)
+	io=$(jq -r --argjson p "${pid:-0}" '.breakdown_by_process[] | select(.pid == $p and .op == "read") | .parts[] | select(.part == "io_wait") | .sum_ns' <<<"$line" 2>/dev/null)
+	info "delayacct: dd pid ${pid:-?} read io_wait ${io:-?} ns, kernel blkio delay ${ticks:-?} ticks"
+	if [[ -z $io || -z $ticks ]]; then
+		fail "delayacct" "no figure (io_wait '${io}', ticks '${ticks}')"
+		dump "iostackbreak stderr" "$terr"
+		return
+	fi
+	# Two ticks (20 ms at USER_HZ 100) either way: the kernel truncates.
+	if ((io >= (ticks - 2) * 10000000 && io <= (ticks + 2) * 10000000)); then
+		pass "delayacct: io_wait $io ns within 2 ticks of $ticks ticks"
+	else
+		fail "delayacct" "io_wait $io ns, kernel $ticks ticks"
+	fi
+}
+
 info "block schedulers: $(for d in vda vdb vdc vdd; do printf '%s=%s ' "$d" "$(cat /sys/block/$d/queue/scheduler)"; done)"
 for m in fentry kprobe; do
 	echo "=== --attach=$m"
@@ -542,6 +587,11 @@ echo "=== breakdown: -P -c iowork on vfs, ext4, xfs"
 t0=$(uptime_s)
 breakdown_run
 info "breakdown: $(since "$t0") s in all"
+
+echo "=== io_wait against the kernel's delay accounting"
+t0=$(uptime_s)
+delayacct_run
+info "delayacct: $(since "$t0") s in all"
 
 echo "=== kretprobe returns missed under load: --attach=kprobe"
 t0=$(uptime_s)
