@@ -190,6 +190,8 @@ def io_wait_agrees_with_delay_accounting():
           f"({ticks} ticks)", flush=True)
     assert ticks > 0, "no block I/O delay accounted"
     # Never less than the kernel's own block I/O delay (ticks truncate: two
-    # ticks of slack). Ours has been 1.4-2x theirs on our hosts, a gap not
-    # yet explained (see the issue notes): no upper bound is claimed.
+    # ticks of slack). On Debian's 6.1 (the VM suite's delayacct_run) the two
+    # agree within two ticks; on this 6.18 host the kernel's figure has been
+    # 0.5-0.7x ours, likely sleeps it no longer accounts since EEVDF's delayed
+    # dequeue (6.12): no upper bound is claimed here.
     assert io_s >= (ticks - 2) * tick, (io_s, ticks)
