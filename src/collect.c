@@ -117,13 +117,60 @@ static int read_breakdowns(struct tracer *t, struct snapshot *snap)
 	return 0;
 }
 
-int snapshot_take(struct tracer *t, struct snapshot *snap)
+/* The parts of one process's calls of an op (-P) sum to their total. */
+static bool process_calls_whole(const struct breakdown_set *set, const struct breakdown_entry *e)
 {
-	int ncpu = libbpf_num_possible_cpus();
+	unsigned int op = e->key.cell_idx - CALL_TOTAL_INDEX(0);
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		const struct breakdown_entry *p = &set->v[i];
+
+		if (p->key.tgid == e->key.tgid && p->key.cell_idx >= CALL_PART_INDEX(op, 0) &&
+		    p->key.cell_idx < CALL_PART_INDEX(op, NR_PARTS))
+			sum += p->cell.sum_ns;
+	}
+	return sum == e->cell.sum_ns;
+}
+
+/*
+ * The maps are read one after another while the kernel goes on writing
+ * them: a call that ends between two reads is in one and not the other.
+ * The parts of calls have invariants that show it: per op, the root
+ * cell's count is the calls' count and the parts sum to their time (per
+ * process too, unless that map ran full).
+ */
+static bool calls_consistent(const struct tracer *t, const struct snapshot *snap)
+{
+	const struct breakdown_set *set = &snap->breakdowns;
+
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		uint64_t sum = 0;
+
+		if (snap->cells[t->root_layer][op].count != snap->calls[op].count)
+			return false;
+		for (unsigned int part = 0; part < NR_PARTS; part++)
+			sum += snap->parts[op][part].sum_ns;
+		if (sum != snap->calls[op].total_ns)
+			return false;
+	}
+	if (snap->drops[DROP_PARTS_MAP_FULL])
+		return true;
+	for (size_t i = 0; i < set->n; i++)
+		if (set->v[i].key.cell_idx >= CALL_TOTAL_INDEX(0) &&
+		    set->v[i].key.cell_idx < CALL_TOTAL_INDEX(NR_FS_OPS) &&
+		    !process_calls_whole(set, &set->v[i]))
+			return false;
+	return true;
+}
+
+/* Reads read again when a call ended halfway through the snapshot. */
+#define SNAPSHOT_TRIES 20
+
+static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
+{
 	int ret;
 
-	if (ncpu <= 0)
-		return -EINVAL;
 	memset(snap, 0, sizeof(*snap));
 	ret = read_cells(t, snap, ncpu);
 	if (!ret)
@@ -135,6 +182,24 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	return ret;
+}
+
+int snapshot_take(struct tracer *t, struct snapshot *snap)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int ret;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	for (int i = 0;; i++) {
+		ret = snapshot_read(t, snap, ncpu);
+		/* Without split calls nothing ties the maps together; after many
+		 * tries under a storm of calls, the last reading stands. */
+		if (ret || t->root_layer < 0 || calls_consistent(t, snap) ||
+		    i == SNAPSHOT_TRIES - 1)
+			return ret;
+		snapshot_free(snap);
+	}
 }
 
 void snapshot_free(struct snapshot *snap)
