@@ -220,7 +220,7 @@ static inline bool fake_fs_registered(void *ctx, const char *fs)
 }
 
 /*
- * Written out here rather than taken from cell_candidates(): the tests must
+ * Written out here rather than taken from bpf/cells.def: the tests must
  * not learn what a kernel has from the code they check.
  */
 #define FAKE_SYSCALLS                                                                              \
