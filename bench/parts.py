@@ -21,17 +21,12 @@ import datetime
 import json
 import os
 import platform
-import select
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-TOOL = os.path.join(ROOT, "build", "iostackbreak")
-IOWORK = os.path.join(ROOT, "build", "iowork")
+from benchlib import IOWORK, TOOL, Tracer, cpu_model, need_root, save, scratch_file
 
 PINGPONG = r"""
 import os, sys, threading, time
@@ -64,22 +59,8 @@ print(t1 - t0, s1 - s0)
 """
 
 
-class Tool:
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([TOOL, *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        fd, buf = self.proc.stderr.fileno(), b""
-        deadline = time.monotonic() + 60
-        while b"Hit Ctrl-C to end." not in buf:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                raise SystemExit(f"the tool did not start: {buf.decode()}")
-            if select.select([fd], [], [], 1)[0]:
-                buf += os.read(fd, 4096)
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        out, _ = self.proc.communicate(timeout=60)
-        return out
+def tool(*args):
+    return Tracer([TOOL, *args])
 
 
 def pingpong(rounds):
@@ -101,10 +82,10 @@ def traced_pread_ns(path, n, extra):
     work = subprocess.Popen(["taskset", "-c", "0", IOWORK, "-w", "pread", str(n), path],
                             stdout=subprocess.PIPE, text=True)
     pid = int(work.stdout.readline().split()[1])
-    tool = Tool("-T", "syscall", "-p", str(pid), "--json", *extra)
+    t = tool("-T", "syscall", "-p", str(pid), "--json", *extra)
     work.send_signal(signal.SIGUSR1)
     out, _ = work.communicate()
-    tool.proc.wait(timeout=60)  # a -p run ends with its process
+    t.proc.wait(timeout=60)  # a -p run ends with its process
     line = [l for l in out.splitlines() if l.startswith("iowork ")][-1]
     return int(dict(kv.split("=", 1) for kv in line.split()[1:])["ns"])
 
@@ -116,11 +97,8 @@ def main():
     ap.add_argument("--n-pread", type=int, default=300000)
     ap.add_argument("--save", action="store_true")
     a = ap.parse_args()
-    if os.geteuid():
-        raise SystemExit("bench/parts.py: needs root")
-    tmp = tempfile.mkdtemp(dir="/var/tmp")
-    path = os.path.join(tmp, "data")
-    subprocess.run([IOWORK, "-c", "pread", "1", path], check=True, capture_output=True)
+    need_root("bench/parts.py")
+    path = scratch_file()
 
     sw = {"--no-offcpu": [], "default": []}
     sw_parts, switch_stats = [], []
@@ -129,16 +107,17 @@ def main():
         per = {}
         for cfg in sw:
             extra = [] if cfg == "default" else [cfg]
-            tool = Tool("-T", "syscall", "--json", *extra)
+            tr = tool("-T", "syscall", "--json", *extra)
             t, n = pingpong(a.switch_rounds)
-            tool.stop()
+            tr.stop()
             per[cfg] = (t - base) / max(n, 1)
             sw[cfg].append(per[cfg])
         sw_parts.append(per["default"] - per["--no-offcpu"])
         # The kernel's own figure, in a pass of its own (--stats costs too).
-        tool = Tool("-T", "syscall", "--json", "--stats")
+        tr = tool("-T", "syscall", "--json", "--stats")
         pingpong(a.switch_rounds)
-        other = json.loads(tool.stop().splitlines()[-1])["stats"].get("other")
+        tr.stop()
+        other = json.loads(tr.out.splitlines()[-1])["stats"].get("other")
         if other and other["runs"]:
             switch_stats.append(other["run_time_ns"] / other["runs"])
 
@@ -149,12 +128,7 @@ def main():
             extra = [] if cfg == "default" else [cfg]
             calls[cfg].append((traced_pread_ns(path, a.n_pread, extra) - base) / a.n_pread)
 
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_model()
     md = [f"# Parts of calls: cost ({datetime.date.today()})", "",
           f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}; {a.rounds} alternating "
           "rounds, medians of the differences to the untraced run of each round.", "",
@@ -176,9 +150,7 @@ def main():
     text = "\n".join(md) + "\n"
     sys.stdout.write(text)
     if a.save:
-        out = os.path.join(ROOT, "bench", "results", f"parts-{datetime.date.today()}.md")
-        with open(out, "w") as f:
-            f.write(text)
+        save("parts", text)
 
 
 if __name__ == "__main__":

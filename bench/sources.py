@@ -19,22 +19,16 @@ import argparse
 import datetime
 import os
 import platform
-import select
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-BUILD = os.path.join(ROOT, "build")
-TOOL = os.path.join(BUILD, "iostackbreak")
-IOWORK = os.path.join(BUILD, "iowork")
+from benchlib import BUILD, IOWORK, READY, TOOL, Tracer, cpu_model, need_root, save, scratch_file
+
 FLOOR = os.path.join(BUILD, "bench", "floor")
 SYSLOOP = os.path.join(BUILD, "bench", "sysloop")
-READY = "Hit Ctrl-C to end."
 
 
 def peer(name):
@@ -43,27 +37,6 @@ def peer(name):
             if os.path.exists(os.path.join(d, n)):
                 return os.path.join(d, n)
     return shutil.which(name) or shutil.which(f"bpf-{name}")
-
-
-class Tracer:
-    """A tracer from exec to its ready line to SIGINT; times both ends."""
-
-    def __init__(self, argv, ready):
-        t0 = time.monotonic()
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        fds, buf = [self.proc.stdout.fileno(), self.proc.stderr.fileno()], b""
-        while ready.encode() not in buf:
-            if self.proc.poll() is not None or time.monotonic() - t0 > 60:
-                raise SystemExit(f"{argv}: not ready: {buf.decode(errors='replace')}")
-            for fd in select.select(fds, [], [], 0.5)[0]:
-                buf += os.read(fd, 65536)
-        self.start_s = time.monotonic() - t0
-
-    def stop(self):
-        t0 = time.monotonic()
-        self.proc.send_signal(signal.SIGINT)
-        self.proc.communicate(timeout=60)
-        return time.monotonic() - t0
 
 
 def run_ns(argv):
@@ -82,14 +55,11 @@ def main():
     ap.add_argument("--n-getppid", type=int, default=1000000)
     ap.add_argument("--save", action="store_true")
     a = ap.parse_args()
-    if os.geteuid():
-        raise SystemExit("bench/sources.py: needs root")
+    need_root("bench/sources.py")
     for f in (TOOL, IOWORK, FLOOR, SYSLOOP):
         if not os.path.exists(f):
             raise SystemExit(f"{f} missing: make && make -f bench/bench.mk bench-build")
-    tmp = tempfile.mkdtemp(dir="/var/tmp")
-    path = os.path.join(tmp, "data")
-    subprocess.run([IOWORK, "-c", "pread", "1", path], check=True, capture_output=True)
+    path = scratch_file()
     configs = {
         "floor (raw pair, a clock read each)": ([FLOOR, os.path.join(BUILD, "bench",
                                                                       "floor-raw.bpf.o")], READY),
@@ -123,12 +93,7 @@ def main():
             exits.append(t.stop() * 1000)
         life[src] = (starts, exits)
 
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_model()
     med = statistics.median
     md = [f"# Syscall sources side by side ({datetime.date.today()})", "",
           f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}; {a.rounds} rounds, "
@@ -149,9 +114,7 @@ def main():
     text = "\n".join(md) + "\n"
     sys.stdout.write(text)
     if a.save:
-        with open(os.path.join(ROOT, "bench", "results",
-                               f"sources-{datetime.date.today()}.md"), "w") as f:
-            f.write(text)
+        save("sources", text)
 
 
 if __name__ == "__main__":

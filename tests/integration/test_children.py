@@ -4,7 +4,6 @@ same way) and against the workloads' own counts."""
 
 import json
 import os
-import re
 import subprocess
 import tempfile
 import time
