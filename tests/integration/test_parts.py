@@ -67,12 +67,15 @@ def direct_reads_wait_for_the_device():
         b, parts = calls(rep, "read")
         assert b["count"] == 400, b
         io = parts["io_wait"]["sum_ns"]
-        assert io >= 0.5 * b["total_ns"], (io, b["total_ns"])
+        # Time preempted by whatever else runs on this machine is runqueue,
+        # not the workload's: at least half of the rest is io_wait.
+        assert io >= 0.5 * (b["total_ns"] - parts["runqueue"]["sum_ns"]), (b, parts)
         blk = cell(rep, "blk", "read")
         assert blk["count"] == 400, blk
         # The thread sleeps while its request is in the device (and a bit
         # around it): most of the requests' own latency is io_wait.
-        assert io >= 0.7 * blk["sum_ns"], (io, blk["sum_ns"])
+        # (or preempted before it sleeps, on a busy machine).
+        assert io + parts["runqueue"]["sum_ns"] >= 0.7 * blk["sum_ns"], (io, blk, parts)
         assert b["blk_requests"] == 400 and b["blk_bytes"] == 400 * 4096, b
 
 
@@ -147,11 +150,36 @@ sys.stdin.readline()
 """
 
 
+def delayacct_is_exact():
+    """Since 6.12 (EEVDF's delayed dequeue) a sleeping task may be dequeued
+    later, from another task's schedule(), and __block_task() then stamps
+    the block I/O delay start on `current`, not on the sleeper: the
+    sleeper's next blkio_end adds a stale interval. Its figure has been
+    0.5x to 7x ours on 6.18. Before 6.12 it is exact to the tick."""
+    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    return (major, minor) < (6, 12)
+
+
+def device_read_ns(name):
+    """Field 7 of /proc/diskstats: the disk's own time spent on reads, the
+    sum over requests of allocation to completion, in ms."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[3]), int(fields[6]) * 1000000
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
 @test
 def io_wait_agrees_with_delay_accounting():
-    """The kernel's own delay accounting (kernel.task_delayacct, turned on
-    for the test and restored) of the same process: its block I/O delay
-    and our io_wait agree within its tick resolution."""
+    """The kernel's own accounting of the same sleeps. Where delay
+    accounting is exact (kernel.task_delayacct, turned on for the test and
+    restored; before 6.12), io_wait agrees with its block I/O delay within
+    its tick resolution; the VM suite checks that on Debian's 6.1. On later
+    kernels the check is against the disk's own read time: each read sleeps
+    only while its request is in the disk (io_wait no more than the disk's
+    time) and most of that time (the rest is the submission on CPU)."""
     with open("/proc/sys/kernel/task_delayacct") as f:
         setting = f.read().strip()
     hz = os.sysconf("SC_CLK_TCK")
@@ -167,10 +195,12 @@ def io_wait_agrees_with_delay_accounting():
                 assert reader.stdout.readline().startswith("READY")
                 tool = Tool("-T", "syscall", "-p", str(reader.pid), "--json")
                 before = blkio_ticks(reader.pid)
+                disk_before = device_read_ns(loop.name)
                 reader.stdin.write("go\n")
                 reader.stdin.flush()
                 assert reader.stdout.readline().startswith("DONE")
                 ticks = blkio_ticks(reader.pid) - before
+                disk_after = device_read_ns(loop.name)
                 reader.stdin.write("quit\n")
                 reader.stdin.close()
                 reader.wait(timeout=30)
@@ -185,13 +215,20 @@ def io_wait_agrees_with_delay_accounting():
     check_report(rep)
     b, parts = calls(rep, "read")
     assert b["count"] == 3000 + 1, b  # and the read of "quit"
-    io_s, tick = parts["io_wait"]["sum_ns"] / 1e9, 1.0 / hz
-    print(f"    io_wait {io_s * 1000:.1f} ms, delay accounting {ticks * tick * 1000:.0f} ms "
-          f"({ticks} ticks)", flush=True)
-    assert ticks > 0, "no block I/O delay accounted"
-    # Never less than the kernel's own block I/O delay (ticks truncate: two
-    # ticks of slack). On Debian's 6.1 (the VM suite's delayacct_run) the two
-    # agree within two ticks; on this 6.18 host the kernel's figure has been
-    # 0.5-0.7x ours, likely sleeps it no longer accounts since EEVDF's delayed
-    # dequeue (6.12): no upper bound is claimed here.
-    assert io_s >= (ticks - 2) * tick, (io_s, ticks)
+    io_ns, tick_ns = parts["io_wait"]["sum_ns"], 1e9 / hz
+    requests = disk_after[0] - disk_before[0]
+    disk_ns = disk_after[1] - disk_before[1]
+    print(f"    io_wait {io_ns / 1e6:.1f} ms; delay accounting {ticks * tick_ns / 1e6:.0f} ms "
+          f"({ticks} ticks); the disk's read time {disk_ns / 1e6:.0f} ms over "
+          f"{requests} requests", flush=True)
+    assert requests == 3000, requests
+    if delayacct_is_exact():
+        assert ticks > 0, "no block I/O delay accounted"
+        assert abs(io_ns - ticks * tick_ns) <= 2 * tick_ns, (io_ns, ticks)
+        return
+    # diskstats truncates to the ms; a request's completion is accounted
+    # just after it wakes its reader: 1 ms and 1 us a request of slack.
+    assert io_ns <= disk_ns + 1e6 + requests * 1e3, (io_ns, disk_ns)
+    # The rest of the disk's time the reader is on CPU submitting, or
+    # preempted there on a busy machine (runqueue).
+    assert io_ns + parts["runqueue"]["sum_ns"] >= 0.5 * disk_ns, (io_ns, disk_ns, parts)
