@@ -155,7 +155,7 @@ def delayacct_is_exact():
     later, from another task's schedule(), and __block_task() then stamps
     the block I/O delay start on `current`, not on the sleeper: the
     sleeper's next blkio_end adds a stale interval. Its figure has been
-    0.5x to 7x ours on 6.18. Before 6.12 it is exact to the tick."""
+    0.5x to 7x ours on 6.18, once 4,360 s for 70 ms of reads. Before 6.12 it is exact to the tick."""
     major, minor = (int(x) for x in os.uname().release.split(".")[:2])
     return (major, minor) < (6, 12)
 
@@ -178,8 +178,7 @@ def io_wait_agrees_with_delay_accounting():
     restored; before 6.12), io_wait agrees with its block I/O delay within
     its tick resolution; the VM suite checks that on Debian's 6.1. On later
     kernels the check is against the disk's own read time: each read sleeps
-    only while its request is in the disk (io_wait no more than the disk's
-    time) and most of that time (the rest is the submission on CPU)."""
+    about as long as its request is in the disk."""
     with open("/proc/sys/kernel/task_delayacct") as f:
         setting = f.read().strip()
     hz = os.sysconf("SC_CLK_TCK")
@@ -226,9 +225,12 @@ def io_wait_agrees_with_delay_accounting():
         assert ticks > 0, "no block I/O delay accounted"
         assert abs(io_ns - ticks * tick_ns) <= 2 * tick_ns, (io_ns, ticks)
         return
-    # diskstats truncates to the ms; a request's completion is accounted
-    # just after it wakes its reader: 1 ms and 1 us a request of slack.
-    assert io_ns <= disk_ns + 1e6 + requests * 1e3, (io_ns, disk_ns)
+    # A reader sleeps about as long as its request is in the disk: io_wait
+    # over the disk's time measured 0.96-1.09 on 6.18 with the machine busy
+    # (the disk's clock can be a plug's cached time, so the two intervals
+    # are not strictly nested). 20% and diskstats' 1 ms truncation of slack;
+    # the kernel's delay accounting there has been off by up to 4,360 s.
+    assert io_ns <= 1.2 * disk_ns + 1e6, (io_ns, disk_ns)
     # The rest of the disk's time the reader is on CPU submitting, or
     # preempted there on a busy machine (runqueue).
     assert io_ns + parts["runqueue"]["sum_ns"] >= 0.5 * disk_ns, (io_ns, disk_ns, parts)
