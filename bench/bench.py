@@ -314,8 +314,11 @@ def make_configs(s, origin, fsdist_ok, fsdist_why):
         "f_ext4": dict(kind="floor", label="floor: ext4 (2 fsync tracepoints)", argv=fl("ext4")),
         "f_all": dict(kind="floor", label="floor: all (syscall+blk+ext4)",
                       argv=fl("syscall", "blk", "ext4")),
-        "f_blkq": dict(kind="floor", label=f"floor: blk -Q (+{'block_io_start' if origin == 'blk_start' else 'block_rq_insert'})",
-                       argv=fl("blk", origin)),
+        # -Q from block_io_start runs no issue program; from insert it does.
+        "f_blkq": (dict(kind="floor", label="floor: blk -Q (block_io_start+complete)",
+                        argv=fl("blk_done", origin)) if origin == "blk_start" else
+                   dict(kind="floor", label="floor: blk -Q (+block_rq_insert)",
+                        argv=fl("blk", origin))),
         "syscount": dict(kind="peer", label="syscount -L (raw_syscalls, every syscall)",
                          argv=peer("syscount", "-L"), ready="Ctrl+C to quit"),
         "biolatency": dict(kind="peer", label="biolatency", argv=peer("biolatency")),

@@ -7,6 +7,8 @@
  * One source, one object per layer, chosen at compile time:
  *   -DFLOOR_SYSCALL      syscalls:sys_enter_X / sys_exit_X of the 16 calls
  *   -DFLOOR_BLK          tp_btf block_rq_issue + block_rq_complete
+ *   -DFLOOR_BLK_DONE     tp_btf block_rq_complete alone (-Q from block_io_start
+ *                        needs no issue program)
  *   -DFLOOR_BLK_START    tp_btf block_io_start  (-Q origin, 6.5+)
  *   -DFLOOR_BLK_INSERT   tp_btf block_rq_insert (-Q origin, older kernels)
  *   -DFLOOR_EXT4         ext4:ext4_sync_file_enter / exit
@@ -105,6 +107,14 @@ int tb_rq_issue(__u64 *ctx)
 	return 0;
 }
 
+SEC("tp_btf/block_rq_complete")
+int tb_rq_complete(__u64 *ctx)
+{
+	return 0;
+}
+#endif
+
+#ifdef FLOOR_BLK_DONE
 SEC("tp_btf/block_rq_complete")
 int tb_rq_complete(__u64 *ctx)
 {

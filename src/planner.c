@@ -270,7 +270,14 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		cp->src = src;
 		if (plan->blk_origin)
 			cp->targets[t++] = plan->blk_origin;
-		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_ISSUE];
+		/*
+		 * Issue marks when the device got the request, and takes the
+		 * requests insert never sees (no scheduler). With -Q from
+		 * block_io_start neither is needed: two programs a request,
+		 * as biolatency -Q, instead of three.
+		 */
+		if (!(cfg->queued && plan->blk_origin == blk_tp_names[BLK_TP_IO_START]))
+			cp->targets[t++] = blk_tp_names[BLK_TP_RQ_ISSUE];
 		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_COMPLETE];
 		for (unsigned int i = 0; i < t; i++)
 			cp->tgt_src[i] = src;
