@@ -30,6 +30,7 @@ int command_spawn(struct command *c, char **argv, const sigset_t *child_mask)
 			_exit(126);
 		sigprocmask(SIG_SETMASK, child_mask, NULL);
 		signal(SIGINT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL); /* ignored by the tracer, not by the command */
 		execvp(argv[0], argv);
 		fprintf(stderr, "iostackbreak: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

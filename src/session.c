@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -39,6 +41,7 @@ enum end_reason {
 	END_DURATION,	  /* --duration elapsed */
 	END_COUNT,	  /* the last of `count` interval reports is out */
 	END_TARGETS_GONE, /* every -p process exited */
+	END_OUTPUT_CLOSED, /* the reader of stdout went away (| head -1) */
 	END_ERROR,
 };
 
@@ -57,6 +60,7 @@ struct session {
 	bool have_prev;		/* prev holds the last interval's snapshot */
 	struct timespec t_last; /* when the interval being measured began */
 	int sig_fd, tick_fd, end_fd, stats_fd;
+	int out_fd; /* stdout when it is a pipe or socket, watched for its reader; else -1 */
 	int pid_fd[MAX_PID_FILTER]; /* -1 once that process has exited */
 	unsigned int nr_pid_fds, nr_alive;
 	unsigned int reports;
@@ -303,6 +307,10 @@ static int write_report(struct session *s, bool interval)
 	}
 	err = sink_write(&s->sink, &r);
 	report_release(&r);
+	if (err && errno == EPIPE) {
+		s->end = END_OUTPUT_CLOSED;
+		return 0;
+	}
 	if (err) {
 		say("cannot write the report: %s", strerror(errno));
 		return -1;
@@ -344,7 +352,7 @@ static void on_tick(struct session *s)
 	}
 	if (write_report(s, true))
 		s->end = END_ERROR;
-	else if (s->cfg->count && ++s->reports >= s->cfg->count)
+	else if (s->end == END_NONE && s->cfg->count && ++s->reports >= s->cfg->count)
 		s->end = END_COUNT;
 }
 
@@ -358,8 +366,8 @@ static void on_target_exit(struct session *s, unsigned int i)
 
 static int session_loop(struct session *s)
 {
-	struct pollfd fds[3 + MAX_PID_FILTER];
-	unsigned int pid_of[3 + MAX_PID_FILTER];
+	struct pollfd fds[4 + MAX_PID_FILTER];
+	unsigned int pid_of[4 + MAX_PID_FILTER];
 
 	while (s->end == END_NONE) {
 		nfds_t n = 0;
@@ -367,6 +375,8 @@ static int session_loop(struct session *s)
 		fds[n++] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = s->tick_fd, .events = POLLIN };
 		fds[n++] = (struct pollfd){ .fd = s->end_fd, .events = POLLIN };
+		/* No events asked: a pipe whose reader is gone reports POLLERR. */
+		fds[n++] = (struct pollfd){ .fd = s->out_fd, .events = 0 };
 		for (unsigned int i = 0; i < s->nr_pid_fds; i++) {
 			if (s->pid_fd[i] < 0)
 				continue;
@@ -385,7 +395,9 @@ static int session_loop(struct session *s)
 			on_tick(s);
 		if (fds[2].revents && s->end == END_NONE)
 			s->end = END_DURATION;
-		for (nfds_t i = 3; i < n; i++)
+		if (fds[3].revents & (POLLERR | POLLHUP))
+			s->end = END_OUTPUT_CLOSED;
+		for (nfds_t i = 4; i < n; i++)
 			if (fds[i].revents)
 				on_target_exit(s, pid_of[i]);
 	}
@@ -467,6 +479,19 @@ fail:
 	return 1;
 }
 
+/*
+ * stdout, when its reader can go away before the run ends (`| head -1`):
+ * a pipe or a socket. The exporter modes write nothing there.
+ */
+static int output_watch_fd(const struct config *cfg)
+{
+	struct stat st;
+
+	if (cfg->prometheus || cfg->textfile || fstat(STDOUT_FILENO, &st))
+		return -1;
+	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? STDOUT_FILENO : -1;
+}
+
 int session_run(const struct config *cfg, const sigset_t *stop_signals, const sigset_t *child_mask)
 {
 	static struct session sess;
@@ -480,7 +505,11 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		.tick_fd = -1,
 		.end_fd = -1,
 		.stats_fd = -1,
+		.out_fd = output_watch_fd(cfg),
 	};
+	/* A closed stdout is an EPIPE from write and ends the run (exit 0), as
+	 * the poll above sees it first; the command gets SIGPIPE back. */
+	signal(SIGPIPE, SIG_IGN);
 	verbose = cfg->verbose;
 	libbpf_set_print(libbpf_print);
 	s->sig_fd = signalfd(-1, stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -536,7 +565,7 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		goto out;
 	}
 	/* Stopped, or the command or the targets ended: what is not reported yet. */
-	if (s->end != END_COUNT && write_report(s, false)) {
+	if (s->end != END_COUNT && s->end != END_OUTPUT_CLOSED && write_report(s, false)) {
 		ret = 1;
 		goto out;
 	}

@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip  # noqa: E402
 import test_breakdown  # noqa: E402
 import test_children  # noqa: E402
+import test_faults  # noqa: E402
 import test_host  # noqa: E402
 import test_parts  # noqa: E402
 import test_session  # noqa: E402
@@ -29,7 +30,8 @@ def main():
         return 1 if os.environ.get("CI") else 0
     passed = failed = skipped = 0
     for fn in (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS
-               + test_children.TESTS + test_prometheus.TESTS + test_parts.TESTS):
+               + test_children.TESTS + test_prometheus.TESTS + test_parts.TESTS
+               + test_faults.TESTS):
         if wanted and not any(w in fn.__name__ for w in wanted):
             continue
         t0 = time.monotonic()

@@ -1,0 +1,214 @@
+"""Trust under faults: a reader that goes away, the tool killed, traced
+threads killed or exiting in the middle of a call, a process that execs,
+two tools at once, a cgroup removed under a run. The tool must keep
+counting exactly and leave nothing loaded."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import IOWORK, TOOL, Tool, Work, bpf_prog_ids, count, read_proc_io
+from test_breakdown import cgroup2_root, check_report, keyed
+from test_host import held_prog_ids
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def wait_unloaded(ids, timeout=5):
+    """Programs are freed after an RCU grace period, not at close()."""
+    deadline = time.monotonic() + timeout
+    while ids & bpf_prog_ids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = ids & bpf_prog_ids()
+    assert not left, f"programs {left} left loaded"
+
+
+@test
+def a_reader_that_goes_away_ends_the_run_with_status_0():
+    """`iostackbreak --json 1 | head -1`: the tool notices its reader is
+    gone (POLLERR on the pipe, or EPIPE on the next write) and exits 0,
+    without waiting for another report and with nothing left loaded."""
+    for args in (["--json", "1"], []):
+        tool = subprocess.Popen([TOOL, "-T", "syscall", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        # Wait until attached: the ready line on stderr.
+        while b"Hit Ctrl-C" not in tool.stderr.readline():
+            assert tool.poll() is None, tool.stderr.read()
+        ours = held_prog_ids(tool.pid)
+        assert ours, "the tool holds no programs while it runs"
+        if args:  # head -1: read the first report, then go
+            first = tool.stdout.readline()
+            json.loads(first)
+        tool.stdout.close()
+        t0 = time.monotonic()
+        rc = tool.wait(timeout=30)
+        took = time.monotonic() - t0
+        print(f"    {args or 'no interval'}: exited {rc} {took * 1000:.0f} ms after its "
+              "reader went away", flush=True)
+        assert rc == 0, (args, rc, tool.stderr.read())
+        # The next interval tick is a second away: it did not wait for it.
+        assert took < 0.9, took
+        wait_unloaded(ours)
+
+
+@test
+def sigkill_of_the_tool_leaves_nothing_loaded():
+    tool = Tool("-T", "syscall,blk", "--json")
+    ours = held_prog_ids(tool.proc.pid)
+    assert len(ours) >= 4, ours
+    tool.proc.kill()
+    tool.proc.communicate(timeout=30)
+    wait_unloaded(ours)
+
+
+# Children whose calls never end: a thread blocked in a read of a pipe
+# while the process exits (the thread dies mid-call), or the whole process
+# SIGKILLed while its read blocks.
+DYING = r"""
+import os, signal, sys, threading, time
+mode, n = sys.argv[1], int(sys.argv[2])
+pids = []
+for i in range(n):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if mode == "exit":
+            threading.Thread(target=os.read, args=(r, 1), daemon=True).start()
+            time.sleep(0.02)
+            os._exit(0)
+        os.read(r, 1)
+        os._exit(1)
+    os.close(r)
+    pids.append((pid, w))
+time.sleep(0.2)
+for pid, w in pids:
+    if mode == "kill":
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(w)
+"""
+
+
+@test
+def threads_that_die_mid_call_leave_no_trace():
+    """300 reads that never return (200 threads dying with their process,
+    100 processes killed), then a workload's 3,000 preads: counted
+    exactly, nothing dropped."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        work = Work("-c", "pread", "3000", path)  # set up, held until go()
+        tool = Tool("-T", "syscall", "-P", "--json")
+        for mode, n in (("exit", 200), ("kill", 100)):
+            p = subprocess.run([sys.executable, "-c", DYING, mode, str(n)],
+                               capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, p.stderr
+        work.go()
+        result = work.finish()
+        rep = tool.stop_json()[0]
+        check_report(rep, split=("pid",))
+        assert int(result["done"]) == 3000, result
+        assert keyed(rep, "syscall", "read", pid=work.pid) == 3000, rep
+        assert rep["dropped"] == 0, rep["dropped_by_reason"]
+
+
+@test
+def a_process_that_execs_keeps_counting_under_its_new_name():
+    """-p on a process that writes 100 times to /dev/null, then execs
+    iowork (static: no loader I/O) for 400 pwrites: its cell counts every
+    write the kernel counted for it (/proc/PID/io syscw, kept across exec),
+    under the name it has after the exec."""
+    static = os.path.join(os.path.dirname(IOWORK), "iowork-static")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        script = ("import os, sys\n"
+                  "sys.stdin.readline()\n"
+                  "fd = os.open('/dev/null', os.O_WRONLY)\n"
+                  "for i in range(100):\n"
+                  "    os.write(fd, b'x')\n"
+                  f"os.execv({static!r}, [{static!r}, '-w', '-x', '-c', 'pwrite', '400', "
+                  f"{path!r}])\n")
+        proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        tool = Tool("-T", "syscall", "-P", "-p", str(proc.pid), "--json")
+        before = read_proc_io(proc.pid)["syscw"]
+        proc.stdin.write("go\n")
+        proc.stdin.close()
+        assert proc.stdout.readline().startswith("READY"), "no exec"
+        proc.send_signal(signal.SIGUSR1)
+        result = dict(kv.split("=", 1) for kv in proc.stdout.readline().split()[1:])
+        writes = read_proc_io(proc.pid)["syscw"] - before
+        proc.send_signal(signal.SIGUSR1)
+        proc.wait(timeout=60)
+        assert proc.returncode == 0
+        rc, tout, err = tool.wait(timeout=60)
+        assert rc == 0, err
+        assert int(result["done"]) == 400, result
+    rep = json.loads(tout.splitlines()[-1])
+    check_report(rep, split=("pid",))
+    mine = [c for c in rep["cells"] if c.get("pid") == proc.pid and c["op"] == "write"]
+    assert len(mine) == 1, mine
+    assert writes >= 500, writes
+    assert mine[0]["count"] == writes, (mine[0]["count"], writes)
+    assert mine[0]["comm"] == "iowork-static", mine
+
+
+@test
+def two_tools_at_once_with_different_filters_are_both_exact():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        a = Work("-c", "pread", "1500", os.path.join(tmp, "a"))
+        b = Work("-c", "-s", "8k", "pread", "900", os.path.join(tmp, "b"))
+        ta = Tool("-T", "syscall", "-p", str(a.pid), "--json")
+        tb = Tool("-T", "syscall", "-p", str(b.pid), "--json")
+        a.go()
+        b.go()
+        ra, rb = a.finish(), b.finish()
+        for tool, n in ((ta, 1500), (tb, 900)):
+            rc, out, err = tool.wait(timeout=60)
+            assert rc == 0, err
+            rep = json.loads(out.splitlines()[-1])
+            check_report(rep)
+            assert count(rep, "syscall", "read") == n, rep
+        assert int(ra["done"]) == 1500 and int(rb["done"]) == 900
+
+
+@test
+def a_cgroup_removed_mid_run_does_not_end_it():
+    root, mounted = cgroup2_root()
+    group = os.path.join(root, f"iosb-gone-{os.getpid()}")
+    os.makedirs(group)
+    removed = False
+    try:
+        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+            work = Work("-c", "pread", "700", os.path.join(tmp, "data"))
+            with open(os.path.join(group, "cgroup.procs"), "w") as f:
+                f.write(str(work.pid))
+            tool = Tool("-T", "syscall", "--cgroup", group, "--json", "1")
+            work.go()
+            work.finish()
+            # The process is gone; so goes the group, under the running tool.
+            time.sleep(0.2)
+            os.rmdir(group)
+            removed = True
+            time.sleep(1.5)  # an interval report after the removal
+            assert tool.proc.poll() is None, "the tool ended when its cgroup went"
+            reports = tool.stop_json()
+            for rep in reports:
+                check_report(rep)
+            assert sum(count(r, "syscall", "read") for r in reports) == 700, reports
+            assert len(reports) >= 2, reports
+    finally:
+        if not removed:
+            time.sleep(0.2)
+            os.rmdir(group)
+        if mounted:
+            subprocess.run(["umount", root])
+            os.rmdir(root)
