@@ -1,7 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # iostackbreak: BPF object -> skeleton header -> user-space binary.
 
+# SANITIZE=1: the user-space code built with AddressSanitizer and
+# UndefinedBehaviorSanitizer, apart in build-san/ (make check runs the unit
+# and host integration tests on it too: `make sanitized`).
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+OUTPUT ?= build-san
+else
 OUTPUT ?= build
+endif
 PREFIX ?= /usr/local
 DESTDIR ?=
 CLANG ?= clang
@@ -24,6 +32,10 @@ WARNINGS := -Wall -Wextra -Werror
 BPF_WARNINGS := $(WARNINGS) -Wno-unused-parameter
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -MMD -MP
+ifeq ($(SANITIZE),1)
+# Any report is fatal (-fno-sanitize-recover), so a test that hits one fails.
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
 INCLUDES := -I$(OUTPUT) -Ibpf -Isrc
 LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
 	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread
@@ -43,7 +55,7 @@ BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
-.PHONY: all clean check unit integration vm install format deps
+.PHONY: all clean check unit integration sanitized vm install format deps
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
@@ -100,8 +112,18 @@ vm: all
 bench:
 	$(Q)bench/run.sh
 
-# Everything: unit tests, then real BPF on this kernel, then the VM suite.
-check: unit integration vm
+# The unit and host integration tests again on the sanitized build; the
+# environment makes every sanitizer report fatal, leaks included.
+SAN_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:halt_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
+sanitized:
+	$(MAKE) SANITIZE=1 build-san/iostackbreak build-san/unit-tests
+	$(SAN_ENV) build-san/unit-tests --jobs 1
+	$(SAN_ENV) IOSB_SANITIZED=1 IOSB_TOOL=$(CURDIR)/build-san/iostackbreak tests/integration/run.sh
+
+# Everything: unit tests, then real BPF on this kernel, the same under the
+# sanitizers, then the VM suite.
+check: unit integration sanitized vm
 
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak
@@ -111,6 +133,6 @@ format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf $(OUTPUT)
+	rm -rf build build-san
 
 -include $(wildcard $(OUTPUT)/*.d)

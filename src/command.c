@@ -1,11 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "command.h"
+
+static bool is_executable_file(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+int command_findable(const char *name, char *err, size_t errsz)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!*name) {
+		snprintf(err, errsz, "cannot run '': give a command after --");
+		return -1;
+	}
+	if (strchr(name, '/')) {
+		if (is_executable_file(name))
+			return 0;
+		snprintf(err, errsz, "cannot run %s: %s", name,
+			 access(name, F_OK) ? strerror(errno) : "not an executable file");
+		return -1;
+	}
+	/* execvp's default search path when PATH is unset. */
+	for (const char *dir = path ? path : "/bin:/usr/bin"; dir;) {
+		const char *end = strchr(dir, ':');
+		int len = end ? (int)(end - dir) : (int)strlen(dir);
+
+		/* An empty entry is the current directory. */
+		if (snprintf(buf, sizeof(buf), "%.*s/%s", len ? len : 1, len ? dir : ".", name) <
+			(int)sizeof(buf) &&
+		    is_executable_file(buf))
+			return 0;
+		dir = end ? end + 1 : NULL;
+	}
+	snprintf(err, errsz, "cannot run %s: no such command in PATH", name);
+	return -1;
+}
 
 int command_spawn(struct command *c, char **argv, const sigset_t *child_mask)
 {

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct command {
@@ -16,6 +17,14 @@ struct command {
 	bool exited;	 /* reaped */
 	int wait_status; /* as waitpid() gave it */
 };
+
+/*
+ * Whether execvp() would find NAME: a path to an executable file, or one in
+ * $PATH. Checked before anything is loaded, so that a typo costs one line
+ * (exit 127, as a shell's) rather than a start-up. Returns 0, or -1 with a
+ * message in err.
+ */
+int command_findable(const char *name, char *err, size_t errsz);
 
 /*
  * Forks the child, held before exec. child_mask: the signal mask the command

@@ -235,12 +235,63 @@ static const struct argp argp = { options, parse_opt, "[interval [count]] [-- CO
 				  doc,	   NULL,      NULL,
 				  NULL };
 
+/*
+ * Options that hold one value: a second one would silently replace the
+ * first (-t 1 -t 2 traces thread 2 alone), so it is refused. -p and -T add
+ * up instead, and flags may repeat.
+ */
+static int given_twice(struct config *cfg, int key, const char *arg)
+{
+	static const struct {
+		int key;
+		const char *name;
+	} once[] = {
+		{ 't', "-t" },
+		{ 'c', "-c" },
+		{ 'd', "-d" },
+		{ OPT_CGROUP, "--cgroup" },
+		{ OPT_TOP, "--top" },
+		{ OPT_MAX_KEYS, "--max-keys" },
+		{ OPT_DURATION, "--duration" },
+		{ OPT_ATTACH, "--attach" },
+		{ OPT_PROMETHEUS, "--prometheus" },
+		{ OPT_TEXTFILE, "--textfile" },
+	};
+
+	for (unsigned int i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
+		if (once[i].key != key)
+			continue;
+		if (cfg->given & (1U << i))
+			return fail(cfg, "%s given twice (the second time: '%s'): give it once",
+				    once[i].name, arg);
+		cfg->given |= 1U << i;
+	}
+	return 0;
+}
+
+/*
+ * The word getopt choked on. Inside a cluster of short options (-Q=1)
+ * getopt has not moved past the word yet, so the one before it is the
+ * program name or an option's value: then the word is the next one.
+ */
+static const char *bad_word(const struct argp_state *state)
+{
+	const char *prev = state->argv[state->next - 1];
+
+	if ((state->next == 1 || prev[0] != '-') && state->next < state->argc)
+		return state->argv[state->next];
+	return prev;
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct config *cfg = state->input;
+	unsigned int layers;
 	char bad[64];
 	long v;
 
+	if (arg && given_twice(cfg, key, arg))
+		return EINVAL;
 	switch (key) {
 	case 'h':
 		/* argp_state_help() is silenced by ARGP_NO_ERRS: print directly. */
@@ -249,11 +300,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->help_shown = true;
 		break;
 	case 'T':
-		if (parse_layer_list(arg, &cfg->layers, bad, sizeof(bad)))
+		if (parse_layer_list(arg, &layers, bad, sizeof(bad)))
 			return fail(cfg,
 				    "unknown layer '%s' in -T %s; known layers: "
 				    "syscall, vfs, ext4, xfs, btrfs, blk",
 				    bad, arg);
+		/* -T syscall -T blk is -T syscall,blk. */
+		cfg->layers = cfg->layers_given ? cfg->layers | layers : layers;
 		cfg->layers_given = true;
 		break;
 	case 'p':
@@ -416,7 +469,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			fail(cfg,
 			     "unknown option or missing value: '%s'; see "
 			     "iostackbreak --help",
-			     state->argv[state->next - 1]);
+			     bad_word(state));
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -54,6 +54,7 @@ struct config {
 	bool part_hists;       /* -B: a histogram per part in text */
 	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];      /* why parsing failed */
+	unsigned int given;    /* parsing only: single-value options seen (a bit each) */
 
 	/* Exporter mode (src/metrics.c): counters since start, until stopped. */
 	bool prometheus;	/* --prometheus: serve GET /metrics */

@@ -517,6 +517,11 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		say("signalfd: %s", strerror(errno));
 		return 1;
 	}
+	if (cfg->command && command_findable(cfg->command[0], err, sizeof(err))) {
+		say("%s", err);
+		ret = 127; /* as a shell says it */
+		goto out;
+	}
 	if (!has_bpf_caps()) {
 		say("needs root, or the capabilities CAP_BPF and CAP_PERFMON (or "
 		    "CAP_SYS_ADMIN): run it with sudo");

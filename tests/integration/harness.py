@@ -12,7 +12,8 @@ import subprocess
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOL = os.path.join(ROOT, "build", "iostackbreak")
+# IOSB_TOOL: another build of the tool (make sanitized runs build-san's).
+TOOL = os.environ.get("IOSB_TOOL") or os.path.join(ROOT, "build", "iostackbreak")
 IOWORK = os.path.join(ROOT, "build", "iowork")
 READY_LINE = "Hit Ctrl-C to end."
 

@@ -1,0 +1,179 @@
+"""Bad input, all of it: every option of --help with malformed values
+(empty, negative, huge, non-numeric, unknown units, given twice, in
+conflict). Each must give exactly one line on stderr naming the problem,
+the usage exit status (2; 1 for what only the machine can refuse, 127 for a
+command that cannot be run), nothing on stdout, no libbpf text, no crash.
+The table must have a row for every option --help lists, so an option
+added without rows fails here. Runs under the sanitized build too (make
+sanitized), where a crash or leak in the parser is a failure."""
+
+import re
+import subprocess
+
+from harness import TOOL
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+# (options the row exercises, argv, exit status, text the one line must hold)
+ROWS = [
+    (["-T"], ["-T", ""], 2, "unknown layer ''"),
+    (["-T"], ["-T", "syscall,"], 2, "unknown layer ''"),
+    (["-T"], ["-T", "SYSCALL"], 2, "unknown layer 'SYSCALL'"),
+    (["-T"], ["-T", "x" * 5000], 2, "unknown layer"),
+    (["-p"], ["-p", ""], 2, "invalid PID ''"),
+    (["-p"], ["-p", "-1"], 2, "invalid PID '-1'"),
+    (["-p"], ["-p", "1,,2"], 2, "invalid PID ''"),
+    (["-p"], ["-p", "99999999999999999999"], 2, "invalid PID"),
+    (["-p"], ["-p", "12k"], 2, "invalid PID '12k'"),
+    (["-p"], ["-p", ",".join(["7"] * 17)], 2, "at most 16"),
+    (["-f", "--children"], ["-f"], 2, "add -p"),
+    (["-f", "--children"], ["--children=1"], 2, "'--children=1'"),
+    (["--no-children"], ["--no-children"], 2, "applies to a -- COMMAND"),
+    (["-t"], ["-t", ""], 2, "invalid TID ''"),
+    (["-t"], ["-t", "0"], 2, "invalid TID '0'"),
+    (["-t"], ["-t", "-5"], 2, "invalid TID '-5'"),
+    (["-t"], ["-t", "4294967296"], 2, "invalid TID"),
+    (["-t"], ["-t", "1e3"], 2, "invalid TID '1e3'"),
+    (["-t"], ["-t", "1", "-t", "2"], 2, "-t given twice"),
+    (["-c"], ["-c", ""], 2, "invalid name ''"),
+    (["-c"], ["-c", "x" * 16], 2, "1 to 15 characters"),
+    (["-c"], ["-c", "a", "-c", "b"], 2, "-c given twice"),
+    (["--cgroup"], ["--cgroup="], 2, "empty --cgroup"),
+    (["--cgroup"], ["--cgroup=/nonexistent/group"], 1, "cannot open cgroup /nonexistent/group"),
+    (["--cgroup"], ["--cgroup=/proc"], 1, "not a cgroup v2 directory"),
+    (["--cgroup"], ["--cgroup=/a", "--cgroup=/b"], 2, "--cgroup given twice"),
+    (["-d"], ["-d", ""], 2, "invalid disk ''"),
+    (["-d"], ["-d", "/dev/sda"], 2, "invalid disk '/dev/sda'"),
+    (["-d"], ["-d", "../sda"], 2, "invalid disk"),
+    (["-d"], ["-d", "nosuchdisk9"], 1, "no disk named 'nosuchdisk9'"),
+    (["-d"], ["-d", "x", "-d", "y"], 2, "-d given twice"),
+    (["-d"], ["-T", "syscall", "-d", "vda"], 2, "-d applies to the blk layer"),
+    (["-Q", "--queued"], ["-Q=1"], 2, "'-Q=1'"),
+    (["-Q", "--queued"], ["-T", "syscall", "-Q"], 2, "-Q applies to the blk layer"),
+    (["-D", "--per-disk"], ["-T", "syscall", "-D"], 2, "-D applies to the blk layer"),
+    (["-P", "--per-process"], ["--per-process=yes"], 2, "'--per-process=yes'"),
+    (["-F", "--flags"], ["-T", "vfs", "-F"], 2, "-F applies to the blk layer"),
+    (["--top"], ["--top="], 2, "invalid --top ''"),
+    (["--top"], ["-P", "--top=0"], 2, "invalid --top '0'"),
+    (["--top"], ["-P", "--top=-3"], 2, "invalid --top '-3'"),
+    (["--top"], ["-P", "--top=5k"], 2, "invalid --top '5k'"),
+    (["--top"], ["-P", "--top=99999999999999999999"], 2, "invalid --top"),
+    (["--top"], ["--top=5"], 2, "add one of them"),
+    (["--top"], ["-P", "--top=5", "--top=6"], 2, "--top given twice"),
+    (["--max-keys"], ["-P", "--max-keys="], 2, "invalid --max-keys ''"),
+    (["--max-keys"], ["-P", "--max-keys=0"], 2, "invalid --max-keys '0'"),
+    (["--max-keys"], ["-P", "--max-keys=1k"], 2, "invalid --max-keys '1k'"),
+    (["--max-keys"], ["-P", "--max-keys=99999999999"], 2, "from 1 to 1048576"),
+    (["--max-keys"], ["--max-keys=10"], 2, "add one of them"),
+    (["-m", "--milliseconds"], ["-m", "-u"], 2, "exclude each other"),
+    (["-u", "--microseconds"], ["-u", "-m"], 2, "exclude each other"),
+    (["--json"], ["--json=1"], 2, "'--json=1'"),
+    (["--stats"], ["--stats=yes"], 2, "'--stats=yes'"),
+    (["--timestamp"], ["--timestamp=now"], 2, "'--timestamp=now'"),
+    (["--duration"], ["--duration="], 2, "invalid --duration ''"),
+    (["--duration"], ["--duration=0"], 2, "invalid --duration '0'"),
+    (["--duration"], ["--duration=-1"], 2, "invalid --duration '-1'"),
+    (["--duration"], ["--duration=1.5"], 2, "invalid --duration '1.5'"),
+    (["--duration"], ["--duration=10ms"], 2, "invalid --duration '10ms'"),
+    (["--duration"], ["--duration=99999999999999"], 2, "invalid --duration"),
+    (["--duration"], ["--duration=1", "--duration=2"], 2, "--duration given twice"),
+    (["--duration"], ["--duration=1", "--", "true"], 2, "does not go with a command"),
+    (["--attach"], ["--attach="], 2, "unknown attach method ''"),
+    (["--attach"], ["--attach=FENTRY"], 2, "unknown attach method 'FENTRY'"),
+    (["--attach"], ["--attach=raw", "--attach=kprobe"], 2, "--attach given twice"),
+    (["--plan"], ["--plan", "5"], 2, "takes no interval"),
+    (["--plan"], ["--plan=1"], 2, "'--plan=1'"),
+    (["-v", "--verbose"], ["-v=1"], 2, "'-v=1'"),
+    (["-B", "--part-histograms"], ["--no-parts", "-B"], 2, "drop --no-parts"),
+    (["--no-offcpu"], ["--no-offcpu", "--no-parts"], 2, "drop --no-parts"),
+    (["--no-parts"], ["--no-parts=1"], 2, "'--no-parts=1'"),
+    (["--prometheus"], ["--prometheus="], 2, "invalid port ''"),
+    (["--prometheus"], ["--prometheus=0"], 2, "invalid port '0'"),
+    (["--prometheus"], ["--prometheus=-1"], 2, "invalid port '-1'"),
+    (["--prometheus"], ["--prometheus=70000"], 2, "invalid port '70000'"),
+    (["--prometheus"], ["--prometheus=1:2:3"], 2, "brackets"),
+    (["--prometheus"], ["--prometheus=localhost:9633"], 2, "numeric address"),
+    (["--prometheus"], ["--prometheus=9633", "--prometheus=9634"], 2,
+     "--prometheus given twice"),
+    (["--prometheus"], ["--prometheus=9633", "--json"], 2, "drop --json"),
+    (["--prometheus"], ["--prometheus=9633", "5"], 2, "no interval"),
+    (["--prometheus"], ["--prometheus=9633", "-u"], 2, "drop them"),
+    (["--textfile"], ["--textfile="], 2, "empty --textfile"),
+    (["--textfile"], ["--textfile=/nonexistent/dir"], 1, "/nonexistent/dir"),
+    (["--textfile"], ["--textfile=/tmp", "--textfile=/var/tmp"], 2,
+     "--textfile given twice"),
+    (["--textfile"], ["--textfile=/tmp", "10", "3"], 2, "no count"),
+    (["-h", "--help"], ["--help=1"], 2, "'--help=1'"),
+    (["-V", "--version"], ["--version=1"], 2, "'--version=1'"),
+    (["interval"], ["0"], 2, "invalid interval '0'"),
+    (["interval"], ["-1"], 2, "'-1'"),
+    (["interval"], ["1.5"], 2, "invalid interval '1.5'"),
+    (["interval"], ["5s"], 2, "invalid interval '5s'"),
+    (["interval"], ["99999999999999999999"], 2, "invalid interval"),
+    (["count"], ["1", "0"], 2, "invalid count '0'"),
+    (["count"], ["1", "x"], 2, "invalid count 'x'"),
+    (["count"], ["1", "2", "3"], 2, "unexpected argument '3'"),
+    (["--"], ["--"], 2, "nothing after --"),
+    (["--"], ["--", ""], 127, "cannot run ''"),
+    (["--"], ["--", "/nonexistent/cmd"], 127, "cannot run /nonexistent/cmd"),
+    (["--"], ["--", "no-such-command-iosb"], 127, "no such command in PATH"),
+    (["--"], ["--", "/etc/passwd"], 127, "not an executable file"),
+    (["--"], ["-p", "1", "--", "true"], 2, "exclude each other"),
+    # The long spellings go through the same checks.
+    (["--type"], ["--type=nope"], 2, "unknown layer 'nope'"),
+    (["--pid"], ["--pid=x"], 2, "invalid PID 'x'"),
+    (["--tid"], ["--tid=-2"], 2, "invalid TID '-2'"),
+    (["--comm"], ["--comm="], 2, "invalid name ''"),
+    (["--disk"], ["--disk=a/b"], 2, "invalid disk 'a/b'"),
+    ([], ["-Z"], 2, "'-Z'"),
+    ([], ["--no-such-option"], 2, "'--no-such-option'"),
+]
+
+
+def help_options():
+    """Every option --help lists, short and long, and the positionals."""
+    p = subprocess.run([TOOL, "--help"], capture_output=True, text=True, timeout=10)
+    assert p.returncode == 0, p.stderr
+    opts = set()
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s+(?:(-\w), )?(--[\w-]+)", line)
+        if m:
+            opts.update(o for o in m.groups() if o)
+    assert "--json" in opts and "-T" in opts, opts
+    return opts | {"interval", "count", "--"}
+
+
+@test
+def every_option_has_bad_input_rows():
+    covered = {o for names, *_ in ROWS for o in names}
+    missing = sorted(help_options() - covered)
+    assert not missing, f"options in --help with no bad-input row: {missing}"
+
+
+@test
+def bad_input_of_every_option_gives_one_clear_line():
+    failures = []
+    for names, argv, code, needle in ROWS:
+        p = subprocess.run([TOOL, *argv], capture_output=True, text=True, timeout=30)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        why = []
+        if p.returncode != code:
+            why.append(f"exit {p.returncode}, want {code}")
+        if len(lines) != 1:
+            why.append(f"{len(lines)} lines on stderr")
+        elif not lines[0].startswith("iostackbreak: ") or needle not in lines[0]:
+            why.append(f"line does not hold {needle!r}")
+        if "libbpf" in p.stderr:
+            why.append("libbpf text")
+        if p.stdout:
+            why.append("output on stdout")
+        if why:
+            failures.append(f"{argv!r}: {', '.join(why)}: {p.stderr.strip()[:300]!r}")
+    assert not failures, "\n".join(failures)
+    print(f"    {len(ROWS)} malformed command lines, each one clear line", flush=True)
