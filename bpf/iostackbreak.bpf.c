@@ -197,6 +197,18 @@ static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
 	hist_add(&cells, CELL_INDEX(layer, op), delta);
 }
 
+/* A block request that failed: counted and timed beside the histogram. */
+static __always_inline void record_error(__u32 layer, __u32 op, __u64 delta)
+{
+	__u32 idx = CELL_INDEX(layer, op);
+	struct cell_hist *c = bpf_map_lookup_elem(&cells, &idx);
+
+	if (!c)
+		return;
+	c->errors++;
+	c->error_sum_ns += delta;
+}
+
 /* Keeps the smallest (or largest) value seen, against other CPUs. */
 static __always_inline void atomic_min(__u64 *p, __u64 v)
 {
@@ -222,6 +234,33 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 	}
 }
 
+static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
+								 struct breakdown_key *key);
+
+/* A key's cell of the breakdown map, made if new; a full map is counted as
+ * the reason `full`. */
+static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
+								 struct breakdown_key *key)
+{
+	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
+	__u32 zero = 0;
+
+	if (!v) {
+		struct breakdown_cell *z = bpf_map_lookup_elem(&breakdown_zero, &zero);
+		long err;
+
+		if (!z)
+			return NULL;
+		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
+		if (err && err != -EEXIST) { /* EEXIST: another CPU made it */
+			count_drop(full);
+			return NULL;
+		}
+		v = bpf_map_lookup_elem(&breakdown_cells, key);
+	}
+	return v;
+}
+
 static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key *key,
 						const char *comm, __u64 delta);
 
@@ -232,27 +271,28 @@ static __always_inline void record_breakdown(struct breakdown_key *key, const ch
 	record_breakdown_or(DROP_BREAKDOWN_MAP_FULL, key, comm, delta);
 }
 
+/* A failed block request of a key: counted apart, as in record_error(). */
+static __always_inline void record_breakdown_error(struct breakdown_key *key, const char *comm,
+						   __u64 delta)
+{
+	struct breakdown_cell *v = breakdown_cell_of(DROP_BREAKDOWN_MAP_FULL, key);
+
+	if (!v)
+		return;
+	if (comm)
+		__builtin_memcpy(v->comm, comm, COMM_LEN);
+	__sync_fetch_and_add(&v->cell.errors, 1);
+	__sync_fetch_and_add(&v->cell.error_sum_ns, delta);
+}
+
 static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key *key,
 						const char *comm, __u64 delta)
 {
-	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
-	__u32 zero = 0, b;
+	struct breakdown_cell *v = breakdown_cell_of(full, key);
+	__u32 b;
 
-	if (!v) {
-		struct breakdown_cell *z = bpf_map_lookup_elem(&breakdown_zero, &zero);
-		long err;
-
-		if (!z)
-			return;
-		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
-		if (err && err != -EEXIST) { /* EEXIST: another CPU made it */
-			count_drop(full);
-			return;
-		}
-		v = bpf_map_lookup_elem(&breakdown_cells, key);
-		if (!v)
-			return;
-	}
+	if (!v)
+		return;
 	/* The latest name: a process that execs after its first I/O renames. */
 	if (comm)
 		__builtin_memcpy(v->comm, comm, COMM_LEN);
@@ -873,7 +913,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	return blk_first_seen(rq, key, now, now, btf);
 }
 
-static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes, bool btf)
+static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, start;
 	struct rq_start *v;
@@ -891,7 +931,10 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes, bool
 		__u32 cmd_flags = rq_cmd_flags(rq, btf), op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;
 
-		record(LAYER_BLK, op, delta);
+		if (error)
+			record_error(LAYER_BLK, op, delta);
+		else
+			record(LAYER_BLK, op, delta);
 		if (by_pid || by_disk || by_flags) {
 			struct breakdown_key k = {
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),
@@ -900,7 +943,10 @@ static __always_inline int blk_complete(struct request *rq, __u32 nr_bytes, bool
 				.flags = by_flags ? rq_flags(cmd_flags) : 0,
 			};
 
-			record_breakdown(&k, by_pid ? v->comm : NULL, delta);
+			if (error)
+				record_breakdown_error(&k, by_pid ? v->comm : NULL, delta);
+			else
+				record_breakdown(&k, by_pid ? v->comm : NULL, delta);
 		}
 	}
 	bpf_map_delete_elem(&rq_starts, &key);
@@ -933,7 +979,8 @@ int tb_rq_issue(__u64 *ctx)
 SEC("tp_btf/block_rq_complete")
 int tb_rq_complete(__u64 *ctx)
 {
-	return blk_complete((struct request *)ctx[0], (__u32)ctx[2], true);
+	/* (rq, blk_status_t error, nr_bytes): any status but 0 is a failure. */
+	return blk_complete((struct request *)ctx[0], (__u8)ctx[1], (__u32)ctx[2], true);
 }
 
 SEC("raw_tp/block_io_start")
@@ -957,5 +1004,6 @@ int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/block_rq_complete")
 int rt_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_complete((struct request *)ctx->args[0], (__u32)ctx->args[2], false);
+	return blk_complete((struct request *)ctx->args[0], (__u8)ctx->args[1], (__u32)ctx->args[2],
+			    false);
 }

@@ -43,6 +43,13 @@ struct cell_hist {
 	__u64 sum_ns;
 	__u64 min_ns; /* valid only when count > 0 */
 	__u64 max_ns;
+	/*
+	 * Block requests that completed with an error: counted and timed
+	 * apart, never in count, sum_ns or the buckets (a failed request's
+	 * latency is not the device's service time). 0 for other layers.
+	 */
+	__u64 errors;
+	__u64 error_sum_ns;
 	__u64 buckets[HIST_NR_BUCKETS];
 };
 

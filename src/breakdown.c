@@ -67,7 +67,7 @@ int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur,
 		if (j < prev->n && !key_cmp(&prev->v[j].key, &c->key))
 			before = &prev->v[j].cell;
 		cell_diff(&o->cell, &c->cell, before);
-		if (!o->cell.count)
+		if (!o->cell.count && !o->cell.errors)
 			continue;
 		o->key = c->key;
 		memcpy(o->comm, c->comm, sizeof(o->comm));

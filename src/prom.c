@@ -163,33 +163,33 @@ static void put_hist(FILE *out, const struct labels *l, const struct cell_hist *
 	fprintf(out, LATENCY "_count{%s} %" PRIu64 "\n", l->buf, cum);
 }
 
-static void put_breakdown(FILE *out, const struct report *r, const struct breakdown_entry *e)
+/* The labels of a key of a broken-down layer: its cell's and its key's. */
+static void breakdown_labels(struct labels *l, const struct report *r,
+			     const struct breakdown_entry *e)
 {
 	unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
-	struct labels l;
 	char buf[64];
 
-	cell_labels(&l, layer, op);
+	cell_labels(l, layer, op);
 	if (r->by_pid) {
 		snprintf(buf, sizeof(buf), "%u", e->key.tgid);
-		label(&l, "pid", buf);
-		label(&l, "comm", e->comm);
+		label(l, "pid", buf);
+		label(l, "comm", e->comm);
 	}
 	if (r->by_disk && layer == LAYER_BLK) {
 		if (r->disk_name)
 			r->disk_name(e->key.dev, buf, sizeof(buf));
 		else
 			format_kdev(e->key.dev, buf, sizeof(buf));
-		label(&l, "disk", buf);
+		label(l, "disk", buf);
 	}
 	if (r->by_flags && layer == LAYER_BLK) {
 		if (e->key.flags)
 			rq_flags_string(e->key.flags, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "none");
-		label(&l, "flags", buf);
+		label(l, "flags", buf);
 	}
-	put_hist(out, &l, &e->cell);
 }
 
 static bool traced(const struct report *r, unsigned int layer, unsigned int op)
@@ -228,8 +228,46 @@ static void put_latency(FILE *out, const struct report *r)
 					continue;
 				if (r->top && shown++ >= r->top)
 					break;
-				put_breakdown(out, r, e);
+				breakdown_labels(&l, r, e);
+				put_hist(out, &l, &e->cell);
 			}
+		}
+	}
+}
+
+/*
+ * iostackbreak_blk_errors_total: block requests that completed with an
+ * error, by op (and key, with -D, -P, -F). They are not in the latency
+ * histogram, whose _count holds only the requests that succeeded.
+ */
+static void put_blk_errors(FILE *out, const struct report *r)
+{
+	struct labels l;
+
+	if (!traced(r, LAYER_BLK, 0))
+		return;
+	family(out, "iostackbreak_blk_errors_total", "counter",
+	       "Block requests that completed with an error, since start; not in "
+	       "iostackbreak_latency_seconds.");
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
+		unsigned int shown = 0;
+
+		if (!report_layer_broken_down(r, LAYER_BLK)) {
+			cell_labels(&l, LAYER_BLK, op);
+			fprintf(out, "iostackbreak_blk_errors_total{%s} %" PRIu64 "\n", l.buf,
+				(uint64_t)r->cells[LAYER_BLK][op].errors);
+			continue;
+		}
+		for (size_t i = 0; i < r->breakdowns->n; i++) {
+			const struct breakdown_entry *e = &r->breakdowns->v[i];
+
+			if (e->key.cell_idx != CELL_INDEX(LAYER_BLK, op))
+				continue;
+			if (r->top && shown++ >= r->top)
+				break;
+			breakdown_labels(&l, r, e);
+			fprintf(out, "iostackbreak_blk_errors_total{%s} %" PRIu64 "\n", l.buf,
+				(uint64_t)e->cell.errors);
 		}
 	}
 }
@@ -342,6 +380,7 @@ int report_prometheus(FILE *out, const struct report *r, const struct prom_meta 
 	label(&l, "kernel", meta->kernel);
 	fprintf(out, "iostackbreak_build_info{%s} 1\n", l.buf);
 	put_latency(out, r);
+	put_blk_errors(out, r);
 	put_time_parts(out, r);
 	put_drops(out, r);
 	put_skipped(out, r);

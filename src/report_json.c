@@ -18,6 +18,11 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const struct 
 	json_object_object_add(o, "sum_ns", json_object_new_uint64(c->sum_ns));
 	json_object_object_add(o, "min_ns", json_object_new_uint64(c->count ? c->min_ns : 0));
 	json_object_object_add(o, "max_ns", json_object_new_uint64(c->max_ns));
+	/* Failed requests, not in the figures above (blk cells only). */
+	if (layer == LAYER_BLK) {
+		json_object_object_add(o, "errors", json_object_new_uint64(c->errors));
+		json_object_object_add(o, "error_sum_ns", json_object_new_uint64(c->error_sum_ns));
+	}
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(cell_percentile(c, 50)));
 	json_object_object_add(o, "p90_ns", json_object_new_uint64(cell_percentile(c, 90)));
 	json_object_object_add(o, "p99_ns", json_object_new_uint64(cell_percentile(c, 99)));

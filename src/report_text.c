@@ -72,12 +72,44 @@ static void fmt_value(char *buf, size_t sz, uint64_t ns, enum unit unit)
 
 static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit)
 {
+	if (!c->count) { /* only failed requests */
+		for (unsigned int i = 0; i < 6; i++)
+			snprintf(out[i], 32, "-");
+		return;
+	}
 	fmt_value(out[0], 32, c->sum_ns / c->count, unit);
 	fmt_value(out[1], 32, cell_percentile(c, 50), unit);
 	fmt_value(out[2], 32, cell_percentile(c, 90), unit);
 	fmt_value(out[3], 32, cell_percentile(c, 99), unit);
 	fmt_value(out[4], 32, c->max_ns, unit);
 	fmt_value(out[5], 32, c->sum_ns, unit);
+}
+
+/*
+ * The ERRORS column (block requests that failed, not in the other figures)
+ * is there when the block layer is traced; "-" on rows of other layers.
+ */
+static bool errors_column(const struct report *r)
+{
+	return r->plan->cells[LAYER_BLK][0].src != SRC_NONE;
+}
+
+static void print_errors(FILE *out, const struct report *r, unsigned int layer,
+			 const struct cell_hist *c)
+{
+	if (!errors_column(r))
+		fputc('\n', out);
+	else if (layer != LAYER_BLK)
+		fprintf(out, " %8s\n", "-");
+	else
+		fprintf(out, " %8llu\n", (unsigned long long)c->errors);
+}
+
+static void print_errors_header(FILE *out, const struct report *r)
+{
+	if (errors_column(r))
+		fprintf(out, " %8s", "ERRORS");
+	fputc('\n', out);
 }
 
 /*
@@ -108,14 +140,16 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 		fprintf(out, " %-12s", "DISK");
 	if (r->by_flags)
 		fprintf(out, " %-20s", "FLAGS");
-	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s\n", "COUNT", "AVG", "P50", "P90", "P99",
+	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s", "COUNT", "AVG", "P50", "P90", "P99",
 		"MAX", "TOTAL");
+	print_errors_header(out, r);
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
 		char st[6][32];
 
-		if (layer >= NR_LAYERS || !report_layer_broken_down(r, layer) || !e->cell.count)
+		if (layer >= NR_LAYERS || !report_layer_broken_down(r, layer) ||
+		    (!e->cell.count && !e->cell.errors))
 			continue;
 		if (beyond_top(r, e, &cell, &shown))
 			continue;
@@ -141,9 +175,10 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 					sizeof(flags));
 			fprintf(out, " %-20s", flags);
 		}
-		fprintf(out, " %10llu %12s %12s %12s %12s %12s %14s\n",
+		fprintf(out, " %10llu %12s %12s %12s %12s %12s %14s",
 			(unsigned long long)e->cell.count, st[0], st[1], st[2], st[3], st[4],
 			st[5]);
+		print_errors(out, r, layer, &e->cell);
 	}
 }
 
@@ -195,14 +230,18 @@ static void text_cell(struct sink *s, const struct report *r, unsigned int layer
 {
 	const struct cell_hist *c = &r->cells[layer][op];
 
-	if (r->plan->cells[layer][op].src == SRC_NONE || !c->count)
+	if (r->plan->cells[layer][op].src == SRC_NONE || (!c->count && !c->errors))
 		return;
-	fprintf(s->out, "\n%s %s: %llu %s, latency in %s\n", layer_name(layer), op_name(layer, op),
+	fprintf(s->out, "\n%s %s: %llu %s", layer_name(layer), op_name(layer, op),
 		(unsigned long long)c->count,
 		layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
-				   : (c->count == 1 ? "call" : "calls"),
-		unit_name(s->unit));
-	print_hist(s->out, c, s->unit);
+				   : (c->count == 1 ? "call" : "calls"));
+	if (c->errors)
+		fprintf(s->out, " (and %llu failed, not in the histogram)",
+			(unsigned long long)c->errors);
+	fprintf(s->out, ", latency in %s\n", unit_name(s->unit));
+	if (c->count)
+		print_hist(s->out, c, s->unit);
 }
 
 /* The summary table, one row per traced cell. */
@@ -210,8 +249,9 @@ static void text_cells_end(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
 
-	fprintf(out, "\n%-8s %-7s %10s %12s %12s %12s %12s %12s %14s\n", "LAYER", "OP", "COUNT",
+	fprintf(out, "\n%-8s %-7s %10s %12s %12s %12s %12s %12s %14s", "LAYER", "OP", "COUNT",
 		"AVG", "P50", "P90", "P99", "MAX", "TOTAL");
+	print_errors_header(out, r);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_hist *c = &r->cells[layer][op];
@@ -219,16 +259,11 @@ static void text_cells_end(struct sink *s, const struct report *r)
 
 			if (r->plan->cells[layer][op].src == SRC_NONE)
 				continue;
-			if (!c->count) {
-				fprintf(out, "%-8s %-7s %10d %12s %12s %12s %12s %12s %14s\n",
-					layer_name(layer), op_name(layer, op), 0, "-", "-", "-",
-					"-", "-", "-");
-				continue;
-			}
 			fmt_stats(st, c, s->unit);
-			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s\n",
+			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s",
 				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
 				st[0], st[1], st[2], st[3], st[4], st[5]);
+			print_errors(out, r, layer, c);
 		}
 	}
 }

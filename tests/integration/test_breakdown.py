@@ -48,6 +48,10 @@ def check_cell(c, split=()):
             assert c["buckets"][i - 1]["hi_ns"] <= b["lo_ns"], c["buckets"]
     extra = set(c) - set(CELL_FIELDS)
     allowed = set()
+    if c["layer"] == "blk":  # failed requests, counted apart
+        allowed |= {"errors", "error_sum_ns"}
+        assert isinstance(c["errors"], int) and isinstance(c["error_sum_ns"], int), c
+        assert c["errors"] or not c["error_sum_ns"], c
     if "pid" in split:
         allowed |= {"pid", "comm"}
     if "disk" in split and c["layer"] == "blk":

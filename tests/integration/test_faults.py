@@ -11,7 +11,8 @@ import sys
 import tempfile
 import time
 
-from harness import IOWORK, TOOL, Tool, Work, bpf_prog_ids, count, read_proc_io
+from harness import (IOWORK, TOOL, LoopDevice, Tool, Work, bpf_prog_ids, count, diskstats,
+                     read_proc_io)
 from test_breakdown import cgroup2_root, check_report, keyed
 from test_host import held_prog_ids
 
@@ -212,3 +213,45 @@ def a_cgroup_removed_mid_run_does_not_end_it():
         if mounted:
             subprocess.run(["umount", root])
             os.rmdir(root)
+
+
+@test
+def a_failing_device_counts_its_errors_apart():
+    """A loop device over a file on an 8 MiB tmpfs: O_DIRECT writes past
+    the first 8 MiB fail (ENOSPC from the backing file, an I/O error for
+    the request). Failed requests are counted and timed apart, never in the
+    histogram: errors == the workload's failed writes, count == its
+    successful ones, and the two add up to the disk's completed writes."""
+    mnt = tempfile.mkdtemp(prefix="iosb-full-")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt], check=True)
+    try:
+        loop = LoopDevice(mnt, size_mib=32)
+        try:
+            work = Work("-D", "pwrite", "4096", loop.dev)
+            tool = Tool("-T", "blk", "-d", loop.name, "-D", "--json")
+            before = diskstats(loop.name)
+            work.go()
+            out, _ = work.proc.communicate(timeout=120)  # exits 1: it saw errors
+            result = dict(kv.split("=", 1) for kv in out.split()[1:])
+            time.sleep(0.2)
+            after = diskstats(loop.name)
+            rep = tool.stop_json()[0]
+        finally:
+            loop.close()
+    finally:
+        subprocess.run(["umount", mnt])
+        os.rmdir(mnt)
+    check_report(rep, split=("disk",))
+    done, failed = int(result["done"]), int(result["errors"])
+    writes = [c for c in rep["cells"] if c["op"] == "write"]
+    print(f"    {done} writes done, {failed} failed; blk: {writes[0]['count']} + "
+          f"{writes[0]['errors']} errors; diskstats {after[1] - before[1]} writes", flush=True)
+    assert done > 0 and failed > 0, result
+    assert len(writes) == 1 and writes[0]["disk"] == loop.name, writes
+    assert writes[0]["errors"] == failed, writes[0]
+    assert writes[0]["count"] == done, writes[0]
+    assert writes[0]["error_sum_ns"] > 0, writes[0]
+    assert sum(b["count"] for b in writes[0]["buckets"]) == done, writes[0]
+    assert after[1] - before[1] == done + failed, (before, after)
+    total = [c for c in rep["totals"] if c["op"] == "write"][0]
+    assert (total["count"], total["errors"]) == (done, failed), total

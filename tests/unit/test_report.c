@@ -94,7 +94,13 @@ static void make_report(void)
 	fill(&rep.cells[LAYER_EXT4][FSOP_FSYNC], 4, 120, 1000000, 9000000);
 	fill(&rep.cells[LAYER_BLK][BLKOP_READ], 5, 300, 80000, 400000);
 	fill(&rep.cells[LAYER_BLK][BLKOP_WRITE], 6, 150, 500000, 20000000);
-	/* blk flush: traced, empty. A discard of about 17 minutes lands in
+	/* Failed requests: counted and timed apart, never in the histogram;
+	 * blk flush has nothing but failures. */
+	rep.cells[LAYER_BLK][BLKOP_WRITE].errors = 4;
+	rep.cells[LAYER_BLK][BLKOP_WRITE].error_sum_ns = 123456789;
+	rep.cells[LAYER_BLK][BLKOP_FLUSH].errors = 2;
+	rep.cells[LAYER_BLK][BLKOP_FLUSH].error_sum_ns = 3000000;
+	/* A discard of about 17 minutes lands in
 	 * the open-ended last bucket (still below 2^40, see test_hist.c). */
 	cell_record(&rep.cells[LAYER_BLK][BLKOP_DISCARD], 1044835113369ULL);
 	cell_from_samples(&rep.cells[LAYER_BLK][BLKOP_OTHER], tiny, ARRAY_SIZE(tiny));
@@ -243,15 +249,31 @@ static void check_histograms(const char *text)
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
 			const struct cell_hist *c = &rep.cells[l][op];
-			char head[64];
+			char head[128];
 			const char *p;
 			uint64_t sum = 0, n;
 
-			snprintf(head, sizeof(head), "\n%s %s: %" PRIu64 " %s, latency in ",
+			char failed[64] = "";
+
+			if (c->errors)
+				snprintf(failed, sizeof(failed),
+					 " (and %" PRIu64 " failed, not in the histogram)",
+					 (uint64_t)c->errors);
+			snprintf(head, sizeof(head), "\n%s %s: %" PRIu64 " %s%s, latency in ",
 				 layer_name(l), op_name(l, op), (uint64_t)c->count,
 				 l == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
-						: (c->count == 1 ? "call" : "calls"));
+						: (c->count == 1 ? "call" : "calls"),
+				 failed);
 			p = strstr(text, head);
+			if (plan.cells[l][op].src != SRC_NONE && !c->count && c->errors) {
+				/* Only failures: the line says so, no histogram. */
+				cr_assert_not_null(p, "no line for %s %s's failures", layer_name(l),
+						   op_name(l, op));
+				p = strchr(p + 1, '\n') + 1;
+				cr_assert(*p == '\n', "%s %s: rows after a failures-only line",
+					  layer_name(l), op_name(l, op));
+				continue;
+			}
 			if (plan.cells[l][op].src == SRC_NONE || !c->count) {
 				cr_assert_null(p, "%s %s: unexpected histogram", layer_name(l),
 					       op_name(l, op));
