@@ -121,6 +121,31 @@ int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t name
 	return ret;
 }
 
+bool disk_present(const char *sysfs_root, struct disk_id id)
+{
+	char name[64], path[PATH_MAX];
+	unsigned long long sectors;
+	bool present;
+	FILE *f;
+
+	if (disk_name(sysfs_root, id, name, sizeof(name)))
+		return false;
+	snprintf(path, sizeof(path), "%s/block/%s/size", sysfs_root, name);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	present = fscanf(f, "%llu", &sectors) == 1 && sectors > 0;
+	fclose(f);
+	return present;
+}
+
+bool disk_present_kdev(uint32_t dev)
+{
+	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };
+
+	return disk_present("/sys", id);
+}
+
 void disk_name_kdev(uint32_t dev, char *buf, size_t sz)
 {
 	struct disk_id id = { dev >> KDEV_MINORBITS, dev & ((1U << KDEV_MINORBITS) - 1) };

@@ -3,6 +3,7 @@
 #ifndef DISK_H
 #define DISK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,16 @@ int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, c
 
 /* The name of the disk with these numbers, or -1 if there is none. */
 int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t namesz);
+
+/*
+ * Is the disk still there: known to sysfs, with a size? A removed disk
+ * leaves sysfs; a detached loop device (or an ejected medium) stays with
+ * size 0.
+ */
+bool disk_present(const char *sysfs_root, struct disk_id id);
+
+/* disk_present() under /sys, by kernel dev_t. */
+bool disk_present_kdev(uint32_t dev);
 
 /* The /sys/block name of the disk with this kernel dev_t (as the BPF side
  * records it), or "major:minor" if there is none: a disk_namer. */

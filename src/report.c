@@ -263,3 +263,50 @@ void report_release(struct report *r)
 	breakdown_free(&r->own_breakdowns);
 	r->breakdowns = NULL;
 }
+
+static void note_gone(struct report *r, uint32_t dev, const char *name,
+		      bool (*present)(uint32_t dev))
+{
+	struct gone_disk *g;
+
+	for (unsigned int i = 0; i < r->nr_gone; i++)
+		if (r->gone[i].dev == dev)
+			return;
+	if (r->nr_gone == MAX_GONE_DISKS || present(dev))
+		return;
+	g = &r->gone[r->nr_gone++];
+	g->dev = dev;
+	if (name)
+		snprintf(g->name, sizeof(g->name), "%s", name);
+	else if (r->disk_name)
+		r->disk_name(dev, g->name, sizeof(g->name));
+	else
+		format_kdev(dev, g->name, sizeof(g->name));
+}
+
+void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, uint32_t filter_dev,
+			    const char *filter_name, bool (*present)(uint32_t dev))
+{
+	uint32_t checked[64];
+	unsigned int nr_checked = 0;
+
+	if (filter_dev)
+		note_gone(r, filter_dev, filter_name, present);
+	if (!r->by_disk)
+		return;
+	/* Keys repeat a disk per op, process and flags: ask sysfs once each. */
+	for (size_t i = 0; i < seen->n; i++) {
+		const struct breakdown_entry *e = &seen->v[i];
+		bool done = false;
+
+		if (CELL_LAYER(e->key.cell_idx) != LAYER_BLK)
+			continue;
+		for (unsigned int j = 0; j < nr_checked && !done; j++)
+			done = checked[j] == e->key.dev;
+		if (done)
+			continue;
+		if (nr_checked < sizeof(checked) / sizeof(checked[0]))
+			checked[nr_checked++] = e->key.dev;
+		note_gone(r, e->key.dev, NULL, present);
+	}
+}

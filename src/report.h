@@ -17,6 +17,13 @@
 /* Names a disk by its kernel dev_t, e.g. "nvme0n1"; "259:0" if unknown. */
 typedef void (*disk_namer)(uint32_t dev, char *buf, size_t sz);
 
+/* A disk the report covers that went away during the run (-d, -D). */
+#define MAX_GONE_DISKS 16
+struct gone_disk {
+	uint32_t dev;  /* kernel dev_t */
+	char name[32]; /* its /sys/block name, or "major:minor" */
+};
+
 struct report {
 	struct timespec wall; /* when it was taken (CLOCK_REALTIME) */
 	double interval_s;    /* the time it covers */
@@ -41,6 +48,9 @@ struct report {
 	bool part_hists; /* text: a histogram per part */
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
+	/* Disks traced (-d) or seen (-D) that are gone now. */
+	struct gone_disk gone[MAX_GONE_DISKS];
+	unsigned int nr_gone;
 	/* What report_build() allocated for the pointers above. */
 	struct breakdown_set own_breakdowns;
 	struct self_stats own_stats;
@@ -55,6 +65,15 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		 const struct snapshot *cur, const struct snapshot *prev, double secs,
 		 disk_namer disk_name);
 void report_release(struct report *r);
+
+/*
+ * Notes in r the disks of the run that are gone (present() false): the -d
+ * disk (filter_dev, named filter_name; 0: none) and, with -D, every disk
+ * with a cell since the start (seen: the run's cumulative breakdowns, so a
+ * disk gone quiet in this interval is still named).
+ */
+void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, uint32_t filter_dev,
+			    const char *filter_name, bool (*present)(uint32_t dev));
 
 /* The name of a part: a layer's ("ext4": its self time) or a wait's. */
 const char *part_name(unsigned int part);

@@ -252,6 +252,20 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(drops, drop_reason_name(i),
 				       json_object_new_uint64(r->drops[i]));
 	json_object_object_add(js->root, "dropped_by_reason", drops);
+	if (r->nr_gone) {
+		json_object *gone = json_object_new_array();
+
+		for (unsigned int i = 0; i < r->nr_gone; i++) {
+			json_object *g = json_object_new_object();
+			char dev[32];
+
+			format_kdev(r->gone[i].dev, dev, sizeof(dev));
+			json_object_object_add(g, "disk", json_object_new_string(r->gone[i].name));
+			json_object_object_add(g, "dev", json_object_new_string(dev));
+			json_object_array_add(gone, g);
+		}
+		json_object_object_add(js->root, "disks_gone", gone);
+	}
 	if (js->stats)
 		json_object_object_add(js->root, "stats", js->stats);
 	ret = fprintf(s->out, "%s\n",

@@ -305,6 +305,10 @@ static int write_report(struct session *s, bool interval)
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
 	}
+	report_find_gone_disks(&r, &s->cur.breakdowns,
+			       s->knobs.filter_dev ? KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor)
+						   : 0,
+			       s->cfg->disk, disk_present_kdev);
 	err = sink_write(&s->sink, &r);
 	report_release(&r);
 	if (err && errno == EPIPE) {

@@ -111,6 +111,9 @@ def check_report(rep, split=()):
         if "pid" in split:
             want.add("breakdown_by_process")
         check_calls(rep)
+    if "disks_gone" in rep:  # only when a disk went away
+        want.add("disks_gone")
+        assert rep["disks_gone"] and all(set(g) == {"disk", "dev"} for g in rep["disks_gone"])
     assert set(rep) == want, f"report keys {set(rep)}, want {want}"
     assert isinstance(rep["time"], str) and rep["time"].endswith("Z"), rep["time"]
     assert isinstance(rep["interval_s"], (int, float)) and rep["interval_s"] > 0

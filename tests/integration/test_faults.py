@@ -255,3 +255,38 @@ def a_failing_device_counts_its_errors_apart():
     assert after[1] - before[1] == done + failed, (before, after)
     total = [c for c in rep["totals"] if c["op"] == "write"][0]
     assert (total["count"], total["errors"]) == (done, failed), total
+
+
+@test
+def a_disk_that_goes_away_is_reported_gone():
+    """A loop device detached under a run that traces it (-d, then -D):
+    the run goes on, its requests until then are all counted, and the
+    reports from then on name the disk as gone."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        for args in (["-d"], ["-D"]):
+            loop = LoopDevice(tmp)
+            try:
+                work = Work("-D", "pread", "300", loop.dev)
+                tool = Tool("-T", "blk", *(args + [loop.name] if args == ["-d"] else args),
+                            "--json", "1")
+                work.go()
+                work.finish()
+                time.sleep(0.2)
+            finally:
+                loop.close()  # detached under the running tool
+            time.sleep(1.5)  # an interval report after it
+            assert tool.proc.poll() is None, f"{args}: the run ended with its disk"
+            reports = tool.stop_json()
+            for rep in reports:
+                check_report(rep, split=("disk",) if args == ["-D"] else ())
+            reads = sum(c["count"] for r in reports for c in r["cells"]
+                        if c["op"] == "read" and c.get("disk", loop.name) == loop.name)
+            assert reads == 300, (args, reads)
+            gone = reports[-1].get("disks_gone", [])
+            assert {"disk": loop.name, "dev": f"7:{os.minor(os.stat(loop.dev).st_rdev)}"} \
+                in gone, (args, gone)
+            # In text, one line says so.
+            p = subprocess.run([TOOL, "-T", "blk", "-d", loop.name, "--duration=1"],
+                               capture_output=True, text=True, timeout=30)
+            assert p.returncode == 0, p.stderr
+            assert f"disk {loop.name} (7:" in p.stdout and "is gone" in p.stdout, p.stdout

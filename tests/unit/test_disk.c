@@ -181,3 +181,15 @@ Test(disk, name_small_buffer)
 	cr_assert_str_eq(name, "nvm");
 	cr_assert_eq(name[4], 'x');
 }
+
+/* A disk with a size is there; one with size 0 (a detached loop device)
+ * or none in sysfs (removed) is gone. */
+Test(disk, present_means_in_sysfs_with_a_size)
+{
+	write_file(SDA_DIR "/size", "2097152\n");
+	write_file("block/nvme0n1/size", "0\n");
+	cr_assert(disk_present(root, (struct disk_id){ 8, 0 }));
+	cr_assert_not(disk_present(root, (struct disk_id){ 259, 0 }), "size 0 is gone");
+	cr_assert_not(disk_present(root, (struct disk_id){ 8, 16 }), "not in sysfs");
+	cr_assert_not(disk_present(root, (struct disk_id){ 8, 1 }), "a partition is no disk");
+}

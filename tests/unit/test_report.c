@@ -609,3 +609,34 @@ Test(report, ns_to_unit)
 	cr_assert_float_eq(ns_to_unit(1500, UNIT_US), 1.5, 1e-12);
 	cr_assert_float_eq(ns_to_unit(1500, UNIT_MS), 0.0015, 1e-15);
 }
+
+static uint32_t absent_dev;
+static bool present_but_one(uint32_t dev)
+{
+	return dev != absent_dev;
+}
+
+/* The -d disk and every -D disk seen since the start are checked, each
+ * once, and only the absent ones named. */
+Test(report, gone_disks_are_named_once)
+{
+	struct breakdown_entry v[4] = { 0 };
+	struct breakdown_set seen = { .v = v, .n = 4 };
+	struct report r = { .by_disk = true };
+
+	for (unsigned int i = 0; i < 4; i++) {
+		v[i].key.cell_idx = CELL_INDEX(LAYER_BLK, i % 2 ? BLKOP_READ : BLKOP_WRITE);
+		v[i].key.dev = KDEV_MAKE(7, i < 2 ? 3 : 4);
+	}
+	absent_dev = KDEV_MAKE(7, 3);
+	report_find_gone_disks(&r, &seen, 0, NULL, present_but_one);
+	cr_assert_eq(r.nr_gone, 1);
+	cr_assert_eq(r.gone[0].dev, KDEV_MAKE(7, 3));
+	cr_assert_str_eq(r.gone[0].name, "7:3", "no namer: major:minor");
+
+	memset(&r, 0, sizeof(r));
+	absent_dev = KDEV_MAKE(8, 0);
+	report_find_gone_disks(&r, &seen, KDEV_MAKE(8, 0), "sda", present_but_one);
+	cr_assert_eq(r.nr_gone, 1);
+	cr_assert_str_eq(r.gone[0].name, "sda");
+}
