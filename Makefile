@@ -55,7 +55,7 @@ BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
-.PHONY: all clean check unit integration sanitized vm install format deps
+.PHONY: all clean check unit integration sanitized soak-check vm install format deps
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
@@ -119,11 +119,15 @@ SAN_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:halt_on_error=1 \
 sanitized:
 	$(MAKE) SANITIZE=1 build-san/iostackbreak build-san/unit-tests
 	$(SAN_ENV) build-san/unit-tests --jobs 1
-	$(SAN_ENV) IOSB_SANITIZED=1 IOSB_TOOL=$(CURDIR)/build-san/iostackbreak tests/integration/run.sh
+	$(SAN_ENV) IOSB_SANITIZED=1 IOSB_LOAD_SECONDS=10 IOSB_TOOL=$(CURDIR)/build-san/iostackbreak tests/integration/run.sh
+
+# bench/soak.py for 60 s (a full soak: bench/soak.py, 10 minutes).
+soak-check: all
+	bench/soak.py --duration 60
 
 # Everything: unit tests, then real BPF on this kernel, the same under the
-# sanitizers, then the VM suite.
-check: unit integration sanitized vm
+# sanitizers, a one-minute soak, then the VM suite.
+check: unit integration sanitized soak-check vm
 
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak

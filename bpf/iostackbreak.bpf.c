@@ -846,6 +846,30 @@ static __always_inline void count_call_request(struct request *rq, bool btf)
 }
 
 /*
+ * Records a request's first sighting. The key (the struct request) may still
+ * hold an entry: the same request started again after a requeue (same
+ * allocation time: it replaces its own entry), or a new request in a struct
+ * whose last use never reached block_rq_complete (the kernel completed it
+ * without the tracepoint reporting it to us): that one is counted, never
+ * silently replaced.
+ */
+static __always_inline void rq_record(__u64 key, struct rq_start *v)
+{
+	struct rq_start *old;
+	long err;
+
+	err = bpf_map_update_elem(&rq_starts, &key, v, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		old = bpf_map_lookup_elem(&rq_starts, &key);
+		if (old && !(old->alloc_ns && old->alloc_ns == v->alloc_ns))
+			count_drop(DROP_RQ_COMPLETION_MISSED);
+		err = bpf_map_update_elem(&rq_starts, &key, v, BPF_ANY);
+	}
+	if (err)
+		count_drop(DROP_RQ_MAP_FULL);
+}
+
+/*
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion.
  */
@@ -855,6 +879,9 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rq_start v = {};
 	bool wanted = task_wanted(id);
+
+	if (bpf_core_field_exists(rq->start_time_ns))
+		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 
 	if (wanted && (filter_dev || by_disk)) {
 		v.dev = rq_dev(rq, btf);
@@ -870,8 +897,7 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 		if (issue_ns || blk_origin_sees_all)
 			return 0;
 		v.excluded = 1;
-		if (bpf_map_update_elem(&rq_starts, &key, &v, BPF_ANY))
-			count_drop(DROP_RQ_MAP_FULL);
+		rq_record(key, &v);
 		return 0;
 	}
 	if (by_pid)
@@ -881,8 +907,7 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	v.origin_ns = now;
 	v.issue_ns = issue_ns;
 	v.tgid = id >> 32;
-	if (bpf_map_update_elem(&rq_starts, &key, &v, BPF_ANY))
-		count_drop(DROP_RQ_MAP_FULL);
+	rq_record(key, &v);
 	return 0;
 }
 

@@ -102,6 +102,7 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_BREAKDOWN_MAP_FULL] = "breakdown_map_full",
 		[DROP_PROCESS_SET_FULL] = "process_set_full",
 		[DROP_PARTS_MAP_FULL] = "breakdown_parts_map_full",
+		[DROP_RQ_COMPLETION_MISSED] = "request_completion_missed",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";

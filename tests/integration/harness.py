@@ -128,7 +128,8 @@ def diskstats(name):
         for line in f:
             fields = line.split()
             if fields[2] == name:
-                flushes = int(fields[17]) if len(fields) > 17 else 0
+                # Field 15 of the kernel's list, 19th of the line (after 3 id fields).
+                flushes = int(fields[18]) if len(fields) > 18 else 0
                 return int(fields[3]), int(fields[7]), flushes
     raise AssertionError(f"{name} not in /proc/diskstats")
 

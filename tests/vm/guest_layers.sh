@@ -566,6 +566,59 @@ delayacct_run() {
 	fi
 }
 
+# delayed_device_run: null_blk with a fixed completion delay (timer mode,
+# completion_nsec=DELAY_NS): N O_DIRECT reads of /dev/nullb0 under
+# `iostackbreak -T blk -d nullb0`: count N (= diskstats), no request faster
+# than the delay, and the median within two buckets (25%) above it.
+DELAY_NS=2000000
+delayed_device_run() {
+	local tag=delay tout=/tmp/tool.delay.json terr=/tmp/tool.delay.err
+	local wout=/tmp/iowork.delay.out wpid tpid r0 r1 line c min p50
+
+	rmmod null_blk 2>/dev/null
+	if ! modprobe null_blk nr_devices=1 queue_mode=2 irqmode=2 \
+		completion_nsec="$DELAY_NS" 2>/tmp/modprobe.err || [[ ! -b /dev/nullb0 ]]; then
+		fail "$tag null_blk" "cannot load null_blk with a delay: $(cat /tmp/modprobe.err)"
+		return
+	fi
+	iowork -w pread/D "$N" /dev/nullb0 >"$wout" 2>/tmp/iowork.delay.err &
+	wpid=$!
+	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+		fail "$tag workload setup" "iowork did not print READY"
+		kill -9 "$wpid" 2>/dev/null
+		return
+	fi
+	iostackbreak -T blk -d nullb0 --json >"$tout" 2>"$terr" &
+	tpid=$!
+	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+		fail "$tag attach" "iostackbreak -T blk -d nullb0 did not start"
+		dump "iostackbreak stderr" "$terr"
+		kill -9 "$tpid" "$wpid" 2>/dev/null
+		return
+	fi
+	r0=$(disk_reads nullb0)
+	kill -USR1 "$wpid"
+	wait_exit "$wpid" "$WORK_TIMEOUT"
+	check_eq "$tag iowork exit status" "$exit_rc" 0
+	r1=$(disk_reads nullb0)
+	kill -INT "$tpid"
+	wait_exit "$tpid" 60
+	check_eq "$tag tool exit status" "$exit_rc" 0
+	line=$(grep '^{' "$tout" | tail -n 1)
+	c=$(jq -r '.cells[] | select(.layer == "blk" and .op == "read") | .count' <<<"$line")
+	check_eq "$tag blk read count" "$c" "$N"
+	check_eq "$tag diskstats nullb0 reads" $((r1 - r0)) "$N"
+	min=$(jq -r '.cells[] | select(.layer == "blk" and .op == "read") | .min_ns' <<<"$line")
+	p50=$(jq -r '.cells[] | select(.layer == "blk" and .op == "read") | .p50_ns' <<<"$line")
+	info "$tag: device delay $DELAY_NS ns; blk read min $min ns, p50 $p50 ns"
+	if [[ -n $min && -n $p50 ]] && ((min >= DELAY_NS && p50 <= DELAY_NS * 5 / 4)); then
+		pass "$tag: the device's $DELAY_NS ns delay shows (min $min, p50 $p50)"
+	else
+		fail "$tag" "blk read min '$min', p50 '$p50' ns for a $DELAY_NS ns device"
+	fi
+	rmmod null_blk
+}
+
 info "block schedulers: $(for d in vda vdb vdc vdd; do printf '%s=%s ' "$d" "$(cat /sys/block/$d/queue/scheduler)"; done)"
 for m in fentry kprobe; do
 	echo "=== --attach=$m"
@@ -592,6 +645,11 @@ echo "=== io_wait against the kernel's delay accounting"
 t0=$(uptime_s)
 delayacct_run
 info "delayacct: $(since "$t0") s in all"
+
+echo "=== a device with a known delay: null_blk, $DELAY_NS ns"
+t0=$(uptime_s)
+delayed_device_run
+info "delay: $(since "$t0") s in all"
 
 echo "=== kretprobe returns missed under load: --attach=kprobe"
 t0=$(uptime_s)

@@ -28,7 +28,8 @@ log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
 trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
-"$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-300}" \
+# null_blk: a device with a known delay (delayed_device_run).
+IOSB_VM_MODULES="${IOSB_VM_MODULES:-} null_blk" "$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-300}" \
 	--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq" \
 	"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
 rc=${PIPESTATUS[0]}
