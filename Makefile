@@ -47,7 +47,7 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
-	src/report_json.c src/prom.c src/exporter.c
+	src/report_json.c src/prom.c src/exporter.c src/quote.c
 BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/metrics.c \
 	src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
@@ -55,7 +55,7 @@ BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
-.PHONY: all clean check unit integration sanitized soak-check vm install format deps
+.PHONY: all clean check unit integration sanitized soak-check fuzz fuzz-check vm install format deps
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
@@ -121,13 +121,57 @@ sanitized:
 	$(SAN_ENV) build-san/unit-tests --jobs 1
 	$(SAN_ENV) IOSB_SANITIZED=1 IOSB_LOAD_SECONDS=10 IOSB_TOOL=$(CURDIR)/build-san/iostackbreak tests/integration/run.sh
 
+# libFuzzer targets (tests/fuzz/): the core modules built again with clang
+# and coverage, ASan and UBSan in build-fuzz/. make fuzz runs each target
+# for a minute and keeps what it finds in its corpus; make fuzz-check runs
+# each for a few seconds from the committed corpus (new inputs go to a
+# temporary directory), as make check does.
+FUZZ_OUT := build-fuzz
+FUZZ_TARGETS := opts disk cgroup report
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 5
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS := -O1 -g $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_CORE_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(CORE_SRCS))
+FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
+
+$(FUZZ_OUT):
+	$(Q)mkdir -p $@
+
+$(FUZZ_OUT)/%.o: src/%.c | $(FUZZ_OUT) $(OUTPUT)/iostackbreak.skel.h
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP $(INCLUDES) -c $< -o $@
+
+$(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_CORE_OBJS)
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(INCLUDES) -Itests/fuzz $< $(FUZZ_CORE_OBJS) \
+		$(LIBS) -o $@
+
+fuzz: $(FUZZ_BINS)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		mkdir -p tests/fuzz/corpus/$$t && \
+		$(FUZZ_OUT)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_OUT)/crash-$$t- tests/fuzz/corpus/$$t || exit 1; \
+	done
+
+fuzz-check: $(FUZZ_BINS)
+	$(Q)for t in $(FUZZ_TARGETS); do \
+		tmp=$$(mktemp -d) && \
+		$(FUZZ_OUT)/fuzz_$$t -max_total_time=$(FUZZ_CHECK_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_OUT)/crash-$$t- $$tmp tests/fuzz/corpus/$$t \
+			2>$(FUZZ_OUT)/fuzz-$$t.log; rc=$$?; rm -rf $$tmp; \
+		grep -h "stat::number_of_executed_units" $(FUZZ_OUT)/fuzz-$$t.log | \
+			sed "s/^/fuzz $$t: /"; \
+		if [ $$rc != 0 ]; then tail -40 $(FUZZ_OUT)/fuzz-$$t.log; exit 1; fi; \
+	done
+
 # bench/soak.py for 60 s (a full soak: bench/soak.py, 10 minutes).
 soak-check: all
 	bench/soak.py --duration 60
 
 # Everything: unit tests, then real BPF on this kernel, the same under the
 # sanitizers, a one-minute soak, then the VM suite.
-check: unit integration sanitized soak-check vm
+check: unit fuzz-check integration sanitized soak-check vm
 
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak
@@ -137,6 +181,6 @@ format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
--include $(wildcard $(OUTPUT)/*.d)
+-include $(wildcard $(OUTPUT)/*.d) $(wildcard $(FUZZ_OUT)/*.d)

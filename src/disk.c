@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "breakdown.h"
 #include "disk.h"
+#include "quote.h"
 
 static int read_dev(const char *path, struct disk_id *id)
 {
@@ -86,11 +87,13 @@ int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, c
 			 "%s is a partition: -d takes a whole disk, "
 			 "give -d %s",
 			 name, other);
+		printable_line(err, errsz);
 		return -1;
 	}
 	list_disks(sysfs_root, other, sizeof(other));
 	snprintf(err, errsz, "no disk named '%s' in %s/block; disks here: %s", name, sysfs_root,
 		 other[0] ? other : "none");
+	printable_line(err, errsz);
 	return -1;
 }
 

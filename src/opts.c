@@ -9,6 +9,7 @@
 #include <string.h>
 #include "layers.h"
 #include "opts.h"
+#include "quote.h"
 
 const char *argp_program_version = "iostackbreak " IOSTACKBREAK_VERSION;
 
@@ -131,6 +132,7 @@ static int fail(struct config *cfg, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(cfg->errmsg, sizeof(cfg->errmsg), fmt, ap);
 	va_end(ap);
+	printable_line(cfg->errmsg, sizeof(cfg->errmsg));
 	return EINVAL;
 }
 

@@ -131,6 +131,10 @@ ROWS = [
     (["--tid"], ["--tid=-2"], 2, "invalid TID '-2'"),
     (["--comm"], ["--comm="], 2, "invalid name ''"),
     (["--disk"], ["--disk=a/b"], 2, "invalid disk 'a/b'"),
+    # Control characters in what we quote back are escaped: still one line.
+    (["-T"], ["-T", "sys\ncall"], 2, "unknown layer 'sys\\ncall'"),
+    (["--cgroup"], ["--cgroup=/no\nsuch"], 1, "cannot open cgroup /no\\nsuch"),
+    (["-d"], ["-d", "sd\x1b[31ma"], 1, "no disk named 'sd\\x1b[31ma'"),
     ([], ["-Z"], 2, "'-Z'"),
     ([], ["--no-such-option"], 2, "'--no-such-option'"),
 ]
