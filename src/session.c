@@ -271,6 +271,16 @@ static int session_start(struct session *s)
 	}
 	if (check_layers(s))
 		return -1;
+	/* Gone (or empty: a loop device with no file) before tracing began:
+	 * there would be nothing to report, so it is an error, unlike a disk
+	 * that goes away during the run. */
+	if (s->knobs.filter_dev &&
+	    !disk_present_kdev(KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor))) {
+		say("disk %s has no medium or went away (size 0, or gone from /sys/block): "
+		    "give -d a disk that is there",
+		    cfg->disk);
+		return -1;
+	}
 	s->tracer.with_stats = cfg->stats;
 	if (cfg->verbose)
 		plan_print(&s->plan, stderr);

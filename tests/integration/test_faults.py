@@ -261,7 +261,8 @@ def a_failing_device_counts_its_errors_apart():
 def a_disk_that_goes_away_is_reported_gone():
     """A loop device detached under a run that traces it (-d, then -D):
     the run goes on, its requests until then are all counted, and the
-    reports from then on name the disk as gone."""
+    reports from then on name the disk as gone (JSON and text). A run
+    started on it afterwards refuses with one line."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         for args in (["-d"], ["-D"]):
             loop = LoopDevice(tmp)
@@ -269,6 +270,7 @@ def a_disk_that_goes_away_is_reported_gone():
                 work = Work("-D", "pread", "300", loop.dev)
                 tool = Tool("-T", "blk", *(args + [loop.name] if args == ["-d"] else args),
                             "--json", "1")
+                text = Tool("-T", "blk", *(args + [loop.name] if args == ["-d"] else args))
                 work.go()
                 work.finish()
                 time.sleep(0.2)
@@ -286,10 +288,15 @@ def a_disk_that_goes_away_is_reported_gone():
             assert {"disk": loop.name, "dev": f"7:{os.minor(os.stat(loop.dev).st_rdev)}"} \
                 in gone, (args, gone)
             # In text, one line says so.
+            rc, out, err = text.stop()
+            assert rc == 0, err
+            assert f"disk {loop.name} (7:" in out and "is gone" in out, out
+            # Gone before tracing began: nothing to report, one line, exit 1.
             p = subprocess.run([TOOL, "-T", "blk", "-d", loop.name, "--duration=1"],
                                capture_output=True, text=True, timeout=30)
-            assert p.returncode == 0, p.stderr
-            assert f"disk {loop.name} (7:" in p.stdout and "is gone" in p.stdout, p.stdout
+            lines = [l for l in p.stderr.splitlines() if l.strip()]
+            assert p.returncode == 1 and len(lines) == 1, (p.returncode, p.stderr)
+            assert "has no medium or went away" in lines[0], lines
 
 
 @test
