@@ -159,6 +159,35 @@ struct {
 	__type(value, __u8);
 } followed SEC(".maps");
 
+/*
+ * Events and the file filter. want_args: read each call's file (and, for
+ * events, its position and size) from its arguments; off, the programs
+ * never touch them. Calls of root_layer at least slower_ns long are sent to
+ * user space (events_on); trace_on adds the slices of layers and waits
+ * within calls, and the block requests calls submitted.
+ */
+const volatile bool want_args;
+const volatile bool events_on;
+const volatile bool trace_on;
+const volatile bool full_path;
+const volatile __u64 slower_ns;
+const volatile __u32 nr_files; /* --file: 0, every file */
+const volatile struct file_id targ_files[MAX_FILE_FILTER];
+
+/* User space sizes it (a power of two of pages); one page when unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+/* The slowest request of each thread's current call, for its event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct call_blk);
+} call_blk SEC(".maps");
+
 static __always_inline void count_drop(__u32 reason)
 {
 	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
@@ -235,12 +264,12 @@ static __always_inline void atomic_max(__u64 *p, __u64 v)
 }
 
 static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
-								 struct breakdown_key *key);
+								struct breakdown_key *key);
 
 /* A key's cell of the breakdown map, made if new; a full map is counted as
  * the reason `full`. */
 static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
-								 struct breakdown_key *key)
+								struct breakdown_key *key)
 {
 	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
 	__u32 zero = 0;
@@ -351,12 +380,274 @@ static __always_inline bool task_wanted(__u64 id)
 	return true;
 }
 
+/* ---- a call's file, position and size (events, --file) ---- */
+
+/*
+ * How a program reaches its function's arguments: the same argument sits in
+ * a fentry context slot, a kprobe's registers, a syscall tracepoint's record,
+ * or the registers of the user's system call (raw sys_enter, and the arch's
+ * syscall wrappers under fentry or kprobe).
+ */
+enum arg_method {
+	AM_FENTRY,     /* ctx: the function's arguments, then its return value */
+	AM_KPROBE,     /* ctx: pt_regs at the function's entry or return */
+	AM_SYS_TP,     /* ctx: syscalls:sys_enter_* / sys_exit_* record */
+	AM_SYS_RAW,    /* ctx: raw sys_enter/sys_exit (regs, id or ret) */
+	AM_SYS_FENTRY, /* ctx: the wrapper's (regs), then its return value */
+	AM_SYS_KPROBE, /* ctx: pt_regs of the wrapper, whose first argument is regs */
+	AM_CELL_TP,    /* ctx: a cell's own tracepoint record */
+};
+
+/* Argument n (0-3) of the user's system call, from its saved registers. */
+static __always_inline __u64 sys_arg(struct pt_regs *regs, int n)
+{
+	switch (n) {
+	case 0:
+		return PT_REGS_PARM1_CORE_SYSCALL(regs);
+	case 1:
+		return PT_REGS_PARM2_CORE_SYSCALL(regs);
+	case 2:
+		return PT_REGS_PARM3_CORE_SYSCALL(regs);
+	default:
+		return PT_REGS_PARM4_CORE_SYSCALL(regs);
+	}
+}
+
+static __always_inline __u64 arg_n(void *ctx, int method, int n)
+{
+	struct pt_regs *regs = ctx;
+
+	switch (method) {
+	case AM_FENTRY:
+		return ((__u64 *)ctx)[n];
+	case AM_KPROBE:
+		if (n == 0)
+			return PT_REGS_PARM1(regs);
+		if (n == 1)
+			return PT_REGS_PARM2(regs);
+		if (n == 2)
+			return PT_REGS_PARM3(regs);
+		return PT_REGS_PARM4(regs);
+	case AM_SYS_TP: {
+		/* Copied, not loaded: clang may fold the field's offset into a
+		 * moved context pointer, which the verifier refuses to load. */
+		__u64 v = 0;
+
+		bpf_probe_read_kernel(&v, sizeof(v),
+				      &((struct trace_event_raw_sys_enter *)ctx)->args[n]);
+		return v;
+	}
+	case AM_SYS_RAW:
+	case AM_SYS_FENTRY:
+		return sys_arg((struct pt_regs *)((__u64 *)ctx)[0], n);
+	case AM_SYS_KPROBE:
+		return sys_arg((struct pt_regs *)PT_REGS_PARM1(regs), n);
+	}
+	return 0;
+}
+
+/* The arguments of a function of each kind (fexit finds its return value
+ * after them). */
+static __always_inline int args_count(int args)
+{
+	switch (args) {
+	case ARGS_FILE_VEC:
+		return 5;
+	case ARGS_FILE_RW:
+	case ARGS_FILE_ITER:
+	case ARGS_FILE:
+		return 4;
+	case ARGS_KIOCB:
+	case ARGS_OPEN_PATH:
+	case ARGS_OPEN_INODE:
+		return 2;
+	}
+	return 1; /* a syscall wrapper: (regs) */
+}
+
+/* The value the call returned, seen by its exit program. */
+static __always_inline __s64 ret_of(void *ctx, int method, int args)
+{
+	switch (method) {
+	case AM_FENTRY:
+	case AM_SYS_FENTRY:
+		return ((__s64 *)ctx)[args_count(args)];
+	case AM_KPROBE:
+	case AM_SYS_KPROBE:
+		return PT_REGS_RC((struct pt_regs *)ctx);
+	case AM_SYS_TP:
+		return ((struct trace_event_raw_sys_exit *)ctx)->ret;
+	case AM_SYS_RAW:
+		return ((__s64 *)ctx)[1];
+	}
+	return 0;
+}
+
+/* The open file behind a descriptor of the current task, or NULL. */
+static __always_inline struct file *file_of_fd(__u64 fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+
+	if ((__s64)fd < 0 || !fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline bool inode_wanted(struct inode *inode)
+{
+	__u64 ino;
+	__u32 dev;
+
+	if (!inode)
+		return false;
+	ino = BPF_CORE_READ(inode, i_ino);
+	dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	for (__u32 i = 0; i < MAX_FILE_FILTER; i++) {
+		if (i >= nr_files)
+			break;
+		if (targ_files[i].ino == ino && targ_files[i].dev == dev)
+			return true;
+	}
+	return false;
+}
+
+/* A loff_t the function takes by pointer (NULL for streams: no position). */
+static __always_inline __u64 pos_at(__u64 ppos)
+{
+	__s64 pos = 0;
+
+	if (!ppos || bpf_probe_read_kernel(&pos, sizeof(pos), (void *)ppos))
+		return NO_POS;
+	return (__u64)pos;
+}
+
+/*
+ * What a layer's call is about: its file (and, under --file, whether it is
+ * one of ours), its position and size. Returns false when --file leaves the
+ * call out. An open's file is only known at its exit (ARGS_OPEN: pending).
+ */
+static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, int method,
+					   int args, __u32 layer, __u32 op)
+{
+	struct file *f = NULL;
+	struct inode *inode = NULL;
+	__u64 pos = NO_POS, bytes = NO_POS; /* NO_POS: not known, or none */
+	bool root = layer == root_layer;
+
+	switch (args) {
+	case ARGS_FD:
+	case ARGS_FD_POS:
+	case ARGS_FD_VEC:
+	case ARGS_FD_VEC_POS:
+		f = file_of_fd(arg_n(ctx, method, 0));
+		if (!f || op == FSOP_FSYNC)
+			break;
+		if (args == ARGS_FD || args == ARGS_FD_POS)
+			bytes = arg_n(ctx, method, 2);
+		if (args == ARGS_FD_POS || args == ARGS_FD_VEC_POS)
+			pos = arg_n(ctx, method, 3);
+		/* preadv2/pwritev2 take -1 for "the file position" */
+		if (args == ARGS_FD || args == ARGS_FD_VEC || pos == NO_POS)
+			pos = BPF_CORE_READ(f, f_pos);
+		break;
+	case ARGS_OPEN:
+		if (nr_files)
+			ts->file_pending = 1;
+		if (root) {
+			ts->file = 0;
+			ts->pos = NO_POS;
+			ts->bytes = NO_POS;
+		}
+		return true;
+	case ARGS_FILE_RW:
+		f = (struct file *)arg_n(ctx, method, 0);
+		bytes = arg_n(ctx, method, 2);
+		pos = pos_at(arg_n(ctx, method, 3));
+		break;
+	case ARGS_FILE_VEC:
+		f = (struct file *)arg_n(ctx, method, 0);
+		pos = pos_at(arg_n(ctx, method, 3));
+		break;
+	case ARGS_FILE_ITER:
+		f = (struct file *)arg_n(ctx, method, 0);
+		bytes = BPF_CORE_READ((struct iov_iter *)arg_n(ctx, method, 1), count);
+		pos = pos_at(arg_n(ctx, method, 2));
+		break;
+	case ARGS_KIOCB: {
+		struct kiocb *iocb = (struct kiocb *)arg_n(ctx, method, 0);
+
+		f = BPF_CORE_READ(iocb, ki_filp);
+		pos = BPF_CORE_READ(iocb, ki_pos);
+		bytes = BPF_CORE_READ((struct iov_iter *)arg_n(ctx, method, 1), count);
+		break;
+	}
+	case ARGS_FILE:
+		f = (struct file *)arg_n(ctx, method, 0);
+		break;
+	case ARGS_OPEN_PATH: /* the file is not set up yet: its path is */
+		f = (struct file *)arg_n(ctx, method, 1);
+		inode = BPF_CORE_READ((struct path *)arg_n(ctx, method, 0), dentry, d_inode);
+		break;
+	case ARGS_OPEN_INODE:
+		f = (struct file *)arg_n(ctx, method, 1);
+		inode = (struct inode *)arg_n(ctx, method, 0);
+		break;
+	}
+	if (nr_files && args != ARGS_TP_DEV_INO) {
+		if (!inode && f)
+			inode = BPF_CORE_READ(f, f_inode);
+		if (!inode_wanted(inode))
+			return false;
+	}
+	if (root) {
+		ts->file = (__u64)f;
+		ts->pos = op == FSOP_READ || op == FSOP_WRITE ? pos : NO_POS;
+		ts->bytes = op == FSOP_READ || op == FSOP_WRITE ? bytes : NO_POS;
+	}
+	return true;
+}
+
+/* A cell's own tracepoint, with the file's device and inode in its record. */
+static __always_inline bool tp_dev_ino_wanted(__u32 dev, __u64 ino)
+{
+	for (__u32 i = 0; i < MAX_FILE_FILTER; i++) {
+		if (i >= nr_files)
+			break;
+		if (targ_files[i].ino == ino && targ_files[i].dev == dev)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A thread's slots as they start: no call open. (Zeroes would say that a
+ * call of layer 0 is open: a slot made for a call that --file then left
+ * out would look busy.)
+ */
+static const struct thread_starts fresh_slots = { .inner = NO_LAYER };
+
+/* The root call's start: what names the call in events. 0: none open. */
+static __always_inline __u64 call_ns_of(struct thread_starts *ts)
+{
+	__u32 root = root_layer;
+
+	if (root >= NR_LAYERS)
+		return 0;
+	return ts->start_ns[root];
+}
+
 /*
  * nest: the layer can be re-entered by the same thread (overlayfs, loop over
  * a file): count depth and time the outermost call. A system call cannot
  * nest, so its slot is simply overwritten, which also heals a lost exit.
  */
-static __always_inline int layer_enter(__u32 layer, bool nest)
+static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *ctx, int method,
+				       int args)
 {
 	/* The ids cost a helper call: only filters and the hash need them. */
 	bool need_id = nr_targ_tgids || targ_tid || !use_task_storage;
@@ -368,8 +659,8 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
 	if (use_task_storage) {
-		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(),
+					  (void *)&fresh_slots, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!ts) {
 			count_drop(DROP_THREAD_MAP_FULL);
 			return 0;
@@ -378,9 +669,7 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 	}
 	ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts) {
-		static const struct thread_starts zero;
-
-		bpf_map_update_elem(&thread_starts, &tid, &zero, BPF_NOEXIST);
+		bpf_map_update_elem(&thread_starts, &tid, &fresh_slots, BPF_NOEXIST);
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 		if (!ts) {
 			count_drop(DROP_THREAD_MAP_FULL);
@@ -388,12 +677,23 @@ static __always_inline int layer_enter(__u32 layer, bool nest)
 		}
 	}
 have_slot:
-	if (nest && ts->depth[layer]++)
+	if (nest && ts->depth[layer]) {
+		ts->depth[layer]++;
 		return 0;
+	}
+	/* Only an outermost call asks: its exit must find what its entry did. */
+	if (want_args && !call_args_read(ts, ctx, method, args, layer, op))
+		return 0;
+	if (nest)
+		ts->depth[layer] = 1;
 	now = bpf_ktime_get_ns();
 	ts->start_ns[layer] = now;
-	if (split_calls)
+	if (split_calls) {
 		parts_enter(ts, layer, now);
+	} else if (events_on && layer == root_layer) {
+		ts->blk_requests = 0;
+		ts->blk_bytes = 0;
+	}
 	return 0;
 }
 
@@ -433,14 +733,176 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 	}
 }
 
-static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
+/* Room for an event in the ring buffer; no room is counted, never silent. */
+static __always_inline void *event_reserve(__u64 size)
+{
+	void *e = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!e)
+		count_drop(DROP_EVENT_LOST);
+	return e;
+}
+
+/*
+ * --full-path: the names on the way from the file up to the root of the
+ * mount tree, crossing mounts (struct mount is the kernel's own, read with
+ * CO-RE). path[i] is what step i passed: the file's own name first, then
+ * each directory; a step that crossed from a mount's root to where it is
+ * mounted passes no name (""). Each step writes its own slot, so the
+ * verifier sees one state per step, whatever the way went.
+ */
+static __always_inline void fill_path(struct call_path_event *pe, struct file *f)
+{
+	__u64 mnt_off = bpf_core_field_offset(struct mount, mnt);
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry), *parent;
+	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+	struct mount *m = (struct mount *)((__u64)vm - mnt_off), *up;
+
+	if (!d || !vm) {
+		pe->call.flags |= EVF_PATH_NONE;
+		return;
+	}
+	for (int i = 0; i < PATH_DEPTH; i++) {
+		pe->path[i][0] = '\0';
+		if (d == BPF_CORE_READ(vm, mnt_root)) {
+			up = BPF_CORE_READ(m, mnt_parent);
+			if (up == m || !up) {
+				pe->call.path_depth = (__u8)i; /* the root */
+				return;
+			}
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = up;
+			vm = (struct vfsmount *)((__u64)m + mnt_off);
+			continue;
+		}
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d || !parent) {
+			/* the root of a tree no mount shows (a pipe, a socket) */
+			pe->call.path_depth = (__u8)i;
+			pe->call.flags |= EVF_PATH_NONE;
+			return;
+		}
+		bpf_probe_read_kernel_str(pe->path[i], FILE_NAME_LEN,
+					  BPF_CORE_READ(d, d_name.name));
+		d = parent;
+	}
+	pe->call.path_depth = PATH_DEPTH;
+	pe->call.flags |= EVF_PATH_CUT;
+}
+
+/* A call of the root layer ended, at least slower_ns long (or --trace). */
+static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u32 op, __u64 start,
+				      __u64 now, __s64 ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct call_event *e;
+	struct call_blk *cb;
+	struct file *f;
+
+	if (full_path)
+		e = event_reserve(sizeof(struct call_path_event));
+	else
+		e = event_reserve(sizeof(struct call_event));
+	if (!e)
+		return;
+	e->kind = EV_CALL;
+	e->layer = (__u8)layer;
+	e->op = (__u8)op;
+	e->path_depth = 0;
+	e->flags = 0;
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->call_ns = start;
+	e->end_ns = now;
+	e->ret = ret;
+	e->pos = ts->pos;
+	e->bytes = ts->bytes;
+	for (__u32 p = 0; p < NR_PARTS; p++)
+		e->part_ns[p] = split_calls ? ts->part_ns[p] : 0;
+	e->blk_requests = ts->blk_requests;
+	e->blk_bytes = ts->blk_bytes;
+	e->blk_max_ns = 0;
+	e->blk_max_dev = 0;
+	cb = ts->blk_requests ? bpf_map_lookup_elem(&call_blk, &tid) : NULL;
+	if (cb && cb->call_ns == start) {
+		e->blk_max_ns = cb->max_ns;
+		e->blk_max_dev = cb->dev;
+	}
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	f = (struct file *)ts->file;
+	/* An open names the file it returns. */
+	if (op == FSOP_OPEN && layer == LAYER_SYSCALL)
+		f = ret >= 0 ? file_of_fd((__u64)ret) : NULL;
+	e->file[0] = '\0';
+	e->ino = 0;
+	e->dev = 0;
+	if (f) {
+		struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+		bpf_probe_read_kernel_str(e->file, sizeof(e->file),
+					  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+		e->ino = BPF_CORE_READ(inode, i_ino);
+		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	} else {
+		e->flags |= EVF_NO_FILE;
+	}
+	if (full_path) {
+		if (f)
+			fill_path((struct call_path_event *)e, f);
+		else
+			e->flags |= EVF_PATH_NONE;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* --trace: a layer's call, or an off-CPU wait, inside the root's call. */
+static __always_inline void emit_slice(__u32 tid, __u64 call_ns, __u32 what, __u32 op, __u64 start,
+				       __u64 end)
+{
+	struct slice_event *e;
+
+	if (!call_ns)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->kind = EV_SLICE;
+	e->what = (__u8)what;
+	e->op = (__u8)op;
+	e->pad = 0;
+	e->tid = tid;
+	e->call_ns = call_ns;
+	e->start_ns = start;
+	e->end_ns = end;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * An open under --file, decided at its exit on the file it returned: true
+ * when it is to be left out.
+ */
+static __always_inline bool open_left_out(struct thread_starts *ts, __u32 layer, __s64 ret)
+{
+	struct file *f;
+
+	if (!nr_files || !ts->file_pending || layer != LAYER_SYSCALL)
+		return false;
+	ts->file_pending = 0;
+	f = ret >= 0 ? file_of_fd((__u64)ret) : NULL;
+	return !f || !inode_wanted(BPF_CORE_READ(f, f_inode));
+}
+
+static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ctx, int method,
+				      int args)
 {
 	bool need_id = nr_targ_tgids || !use_task_storage || by_pid;
 	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
 	__u64 start, delta, now;
-	bool root_done;
+	bool root_done, is_root;
+	__s64 ret = 0;
 
 	if (layer >= NR_LAYERS || !tgid_wanted(id))
 		return 0;
@@ -461,13 +923,32 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest)
 	start = ts->start_ns[layer];
 	if (!start)
 		return 0;
+	is_root = layer == root_layer;
+	if (want_args && (nr_files || (events_on && is_root)))
+		ret = ret_of(ctx, method, args);
+	if (want_args && open_left_out(ts, layer, ret)) {
+		/* Closed as if it never was: nothing recorded, the parts reset. */
+		ts->start_ns[layer] = 0;
+		if (split_calls)
+			parts_exit(ts, layer, now);
+		return 0;
+	}
+	if (trace_on && !is_root) {
+		__u64 call_ns = call_ns_of(ts);
+
+		if (call_ns && call_ns <= start)
+			emit_slice(tid ? tid : (__u32)bpf_get_current_pid_tgid(), call_ns, layer,
+				   op, start, now);
+	}
 	ts->start_ns[layer] = 0;
 	delta = now - start;
 	record(layer, op, delta);
 	/* The root's parts sum to delta: both run from its start to now. */
-	root_done = split_calls && parts_exit(ts, layer, now) && layer == root_layer;
+	root_done = split_calls && parts_exit(ts, layer, now) && is_root;
 	if (root_done)
 		record_call(ts, op, delta);
+	if (events_on && is_root && (delta >= slower_ns || trace_on))
+		emit_call(ts, layer, op, start, now, ret);
 	if (by_pid) {
 		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op), .tgid = id >> 32 };
 		char comm[COMM_LEN];
@@ -504,29 +985,45 @@ static __always_inline bool layer_nests(__u32 layer)
  *   kp_/kr_<func>        kprobe/kretprobe on the same
  *   tp_<enter>/tp_<exit> a cell's own tracepoint pair
  */
-#define ENTRY_EXIT(sec_in, in, sec_out, out, layer, op)                                            \
+#define ENTRY_EXIT(sec_in, in, sec_out, out, layer, op, method, args)                              \
 	SEC(sec_in)                                                                                \
 	int in(void *ctx)                                                                          \
 	{                                                                                          \
-		return layer_enter(layer, layer_nests(layer));                                     \
+		return layer_enter(layer, op, layer_nests(layer), ctx, method, args);              \
 	}                                                                                          \
 	SEC(sec_out)                                                                               \
 	int out(void *ctx)                                                                         \
 	{                                                                                          \
-		return layer_exit(layer, op, layer_nests(layer));                                  \
+		return layer_exit(layer, op, layer_nests(layer), ctx, method, args);               \
 	}
 
-#define SYSCALL(op, name)                                                                          \
+#define SYSCALL(op, name, args)                                                                    \
 	ENTRY_EXIT("tracepoint/syscalls/sys_enter_" #name, se_##name,                              \
-		   "tracepoint/syscalls/sys_exit_" #name, sx_##name, LAYER_SYSCALL, op)            \
-	ENTRY_EXIT("fentry", fe_sys_##name, "fexit", fx_sys_##name, LAYER_SYSCALL, op)             \
-	ENTRY_EXIT("kprobe", kp_sys_##name, "kretprobe", kr_sys_##name, LAYER_SYSCALL, op)
-#define KFUNC(layer, op, func)                                                                     \
-	ENTRY_EXIT("fentry", fe_##func, "fexit", fx_##func, layer, op)                             \
-	ENTRY_EXIT("kprobe", kp_##func, "kretprobe", kr_##func, layer, op)
+		   "tracepoint/syscalls/sys_exit_" #name, sx_##name, LAYER_SYSCALL, op, AM_SYS_TP, \
+		   args)                                                                           \
+	ENTRY_EXIT("fentry", fe_sys_##name, "fexit", fx_sys_##name, LAYER_SYSCALL, op,             \
+		   AM_SYS_FENTRY, args)                                                            \
+	ENTRY_EXIT("kprobe", kp_sys_##name, "kretprobe", kr_sys_##name, LAYER_SYSCALL, op,         \
+		   AM_SYS_KPROBE, args)
+#define KFUNC(layer, op, func, args)                                                               \
+	ENTRY_EXIT("fentry", fe_##func, "fexit", fx_##func, layer, op, AM_FENTRY, args)            \
+	ENTRY_EXIT("kprobe", kp_##func, "kretprobe", kr_##func, layer, op, AM_KPROBE, args)
+/* The record names the file by device and inode: --file filters on them. */
 #define CELL_TP(layer, op, category, enter, exit)                                                  \
-	ENTRY_EXIT("tracepoint/" #category "/" #enter, tp_##enter,                                 \
-		   "tracepoint/" #category "/" #exit, tp_##exit, layer, op)
+	SEC("tracepoint/" #category "/" #enter)                                                    \
+	int tp_##enter(struct trace_event_raw_##enter *ctx)                                        \
+	{                                                                                          \
+		if (nr_files && !tp_dev_ino_wanted(ctx->dev, ctx->ino))                            \
+			return 0;                                                                  \
+		return layer_enter(layer, op, layer_nests(layer), ctx, AM_CELL_TP,                 \
+				   ARGS_TP_DEV_INO);                                               \
+	}                                                                                          \
+	SEC("tracepoint/" #category "/" #exit)                                                     \
+	int tp_##exit(struct trace_event_raw_##exit *ctx)                                          \
+	{                                                                                          \
+		return layer_exit(layer, op, layer_nests(layer), ctx, AM_CELL_TP,                  \
+				  ARGS_TP_DEV_INO);                                                \
+	}
 #include "cells.def"
 
 /* ---- system call layer: the raw sys_enter/sys_exit tracepoints ---- */
@@ -536,9 +1033,11 @@ static __always_inline bool layer_nests(__u32 layer)
  * number: fewer links than a tracepoint pair per syscall (attach and detach
  * are per link), and a cheaper dispatch per traced call. sysnr_op[nr] is
  * the cell's op + 1, 0 for a syscall we do not trace; user space fills it
- * from the build architecture's numbers (bpf/cells.def).
+ * from the build architecture's numbers (bpf/cells.def); sysnr_args[nr]
+ * says where the call's file is in its arguments (enum call_args).
  */
 const volatile __u8 sysnr_op[SYSNR_SLOTS];
+const volatile __u8 sysnr_args[SYSNR_SLOTS];
 
 /*
  * A 32-bit task on a 64-bit kernel makes its system calls with the other
@@ -573,14 +1072,15 @@ static __always_inline __u64 exit_syscall_nr(struct pt_regs *regs, bool btf)
 #endif
 }
 
-static __always_inline int raw_sys_enter(__u64 nr, bool btf)
+/* ctx: (regs, id) at entry, (regs, ret) at exit, in both program types. */
+static __always_inline int raw_sys_enter(void *ctx, __u64 nr, bool btf)
 {
 	if (nr >= SYSNR_SLOTS || !sysnr_op[nr] || compat_syscall(btf))
 		return 0;
-	return layer_enter(LAYER_SYSCALL, false);
+	return layer_enter(LAYER_SYSCALL, sysnr_op[nr] - 1, false, ctx, AM_SYS_RAW, sysnr_args[nr]);
 }
 
-static __always_inline int raw_sys_exit(struct pt_regs *regs, bool btf)
+static __always_inline int raw_sys_exit(void *ctx, struct pt_regs *regs, bool btf)
 {
 	__u64 nr = exit_syscall_nr(regs, btf);
 	__u32 op;
@@ -589,31 +1089,31 @@ static __always_inline int raw_sys_exit(struct pt_regs *regs, bool btf)
 	if (nr >= SYSNR_SLOTS || !sysnr_op[nr] || compat_syscall(btf))
 		return 0;
 	op = sysnr_op[nr] - 1;
-	return layer_exit(LAYER_SYSCALL, op, false);
+	return layer_exit(LAYER_SYSCALL, op, false, ctx, AM_SYS_RAW, sysnr_args[nr]);
 }
 
 SEC("tp_btf/sys_enter")
 int tb_sys_enter(__u64 *ctx)
 {
-	return raw_sys_enter(ctx[1], true);
+	return raw_sys_enter(ctx, ctx[1], true);
 }
 
 SEC("tp_btf/sys_exit")
 int tb_sys_exit(__u64 *ctx)
 {
-	return raw_sys_exit((struct pt_regs *)ctx[0], true);
+	return raw_sys_exit(ctx, (struct pt_regs *)ctx[0], true);
 }
 
 SEC("raw_tp/sys_enter")
 int rt_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	return raw_sys_enter(ctx->args[1], false);
+	return raw_sys_enter(ctx, ctx->args[1], false);
 }
 
 SEC("raw_tp/sys_exit")
 int rt_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	return raw_sys_exit((struct pt_regs *)ctx->args[0], false);
+	return raw_sys_exit(ctx, (struct pt_regs *)ctx->args[0], false);
 }
 
 /* ---- off CPU: sched_switch, for the parts of a call ---- */
@@ -667,8 +1167,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		parts_switch_out(ts, now, offcpu_part(prev, preempt, btf));
 	}
 	ts = slots_of(next, btf);
-	if (ts && parts_open(ts) && ts->off)
-		parts_switch_in(ts, now ? now : bpf_ktime_get_ns());
+	if (ts && parts_open(ts) && ts->off) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		if (trace_on)
+			emit_slice(btf ? next->pid : BPF_CORE_READ(next, pid), call_ns_of(ts),
+				   ts->off - 1, 0, ts->last_ns, now);
+		parts_switch_in(ts, now);
+	}
 	return 0;
 }
 
@@ -676,9 +1182,15 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 static __always_inline int on_wakeup(struct task_struct *task, bool btf)
 {
 	struct thread_starts *ts = slots_of(task, btf);
+	__u64 now;
 
-	if (ts && parts_open(ts) && ts->off)
-		parts_wakeup(ts, bpf_ktime_get_ns());
+	if (!ts || !parts_open(ts) || !ts->off || ts->off == PART_RUNQUEUE + 1)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (trace_on)
+		emit_slice(btf ? task->pid : BPF_CORE_READ(task, pid), call_ns_of(ts), ts->off - 1,
+			   0, ts->last_ns, now);
+	parts_wakeup(ts, now);
 	return 0;
 }
 
@@ -832,15 +1344,24 @@ static __always_inline __u32 rq_flags(__u32 f)
 	return out;
 }
 
-/* A request started by a thread inside a traced call: the call's block I/O. */
-static __always_inline void count_call_request(struct request *rq, bool btf)
+/* The current thread's slots when a call of the root layer is open in it. */
+static __always_inline struct thread_starts *current_call(bool btf)
 {
 	struct task_struct *task =
 	    btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 	struct thread_starts *ts = slots_of(task, btf);
 
-	if (!ts || !parts_open(ts))
-		return;
+	if (!ts)
+		return NULL;
+	if (split_calls)
+		return parts_open(ts) ? ts : NULL;
+	return call_ns_of(ts) ? ts : NULL;
+}
+
+/* A request started by a thread inside a traced call: the call's block I/O. */
+static __always_inline void count_call_request(struct thread_starts *ts, struct request *rq,
+					       bool btf)
+{
 	ts->blk_requests++;
 	ts->blk_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 }
@@ -879,7 +1400,13 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rq_start v = {};
 	bool wanted = task_wanted(id);
+	struct thread_starts *call = NULL;
 
+	if (wanted && (split_calls || events_on || nr_files))
+		call = current_call(btf);
+	/* --file: only requests of calls on those files (an open is not yet). */
+	if (nr_files && (!call || call->file_pending))
+		wanted = false;
 	if (bpf_core_field_exists(rq->start_time_ns))
 		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 
@@ -902,8 +1429,12 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	}
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
-	if (split_calls)
-		count_call_request(rq, btf);
+	if (call && (split_calls || events_on))
+		count_call_request(call, rq, btf);
+	if (call && events_on) {
+		v.tid = (__u32)id;
+		v.call_ns = call_ns_of(call);
+	}
 	v.origin_ns = now;
 	v.issue_ns = issue_ns;
 	v.tgid = id >> 32;
@@ -938,6 +1469,47 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	return blk_first_seen(rq, key, now, now, btf);
 }
 
+/*
+ * A request of a call completed (events): the slowest of the call so far,
+ * for its event, and with --trace the request itself.
+ */
+static __always_inline void call_request_done(struct request *rq, struct rq_start *v, __u64 start,
+					      __u64 delta, __u32 op, int error, __u32 nr_bytes,
+					      bool btf)
+{
+	__u32 dev = v->dev ? v->dev : rq_dev(rq, btf);
+	struct call_blk *cb = bpf_map_lookup_elem(&call_blk, &v->tid);
+	struct request_event *e;
+
+	if (cb && cb->call_ns == v->call_ns) {
+		if (delta > cb->max_ns) {
+			cb->max_ns = delta;
+			cb->dev = dev;
+		}
+	} else {
+		struct call_blk fresh = { .call_ns = v->call_ns, .max_ns = delta, .dev = dev };
+
+		bpf_map_update_elem(&call_blk, &v->tid, &fresh, BPF_ANY);
+	}
+	if (!trace_on)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->kind = EV_REQUEST;
+	e->op = (__u8)op;
+	e->error = error ? 1 : 0;
+	e->pad = 0;
+	e->tid = v->tid;
+	e->pid = v->tgid;
+	e->dev = dev;
+	e->call_ns = v->call_ns;
+	e->start_ns = start;
+	e->end_ns = start + delta;
+	e->bytes = nr_bytes;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, start;
@@ -960,6 +1532,8 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 			record_error(LAYER_BLK, op, delta);
 		else
 			record(LAYER_BLK, op, delta);
+		if (events_on && v->call_ns)
+			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
 		if (by_pid || by_disk || by_flags) {
 			struct breakdown_key k = {
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),

@@ -68,6 +68,9 @@ enum drop_reason {
 	 * equal /proc/diskstats.
 	 */
 	DROP_RQ_COMPLETION_MISSED,
+	/* An event (--slower, --trace) that found the ring buffer full: user
+	 * space fell behind. The call is still in the histograms. */
+	DROP_EVENT_LOST,
 	NR_DROP_REASONS,
 };
 
@@ -96,7 +99,6 @@ struct breakdown_cell {
 /* Most PIDs -p takes. */
 #define MAX_PID_FILTER 16
 
-/* Open calls of one thread, one slot per layer (nested layers coexist). */
 /*
  * Where a call's time goes (bpf/call_parts.h): the parts of one call of the
  * outermost traced layer. A part is the self time on CPU of a layer that
@@ -123,7 +125,125 @@ struct thread_starts {
 	__u8 inner; /* the innermost open layer; NO_LAYER: no call open */
 	__u8 root;  /* the outermost layer of the open call */
 	__u8 off;   /* 0: on CPU; else the off-CPU part + 1 */
+	/* An open(2) under --file: matched at exit on the file it returns. */
+	__u8 file_pending;
+	/* The root call's file and range (--slower, --trace, --file). */
+	__u64 file;  /* its struct file (a kernel address); 0: unknown */
+	__u64 pos;   /* the position it used; NO_POS: none (open, fsync) */
+	__u64 bytes; /* the size it asked for */
+};
+
+#define NO_POS (~0ULL)
+
+/*
+ * Where a call's file, position and size sit in the arguments of the
+ * function or system call that times it (the args of cells.def).
+ */
+enum call_args {
+	ARGS_FD,	 /* (fd, buf, count): read, write; (fd): fsync; f_pos */
+	ARGS_FD_POS,	 /* (fd, buf, count, pos): pread64, pwrite64 */
+	ARGS_FD_VEC,	 /* (fd, iov, iovcnt): readv, writev; f_pos */
+	ARGS_FD_VEC_POS, /* (fd, iov, iovcnt, pos, ...): preadv, pwritev and the v2s */
+	ARGS_OPEN,	 /* open, openat, openat2, creat: the descriptor returned */
+	ARGS_FILE_RW,	 /* (file, buf, count, loff_t *pos): vfs_read, vfs_write */
+	ARGS_FILE_VEC,	 /* (file, iov, vlen, loff_t *pos, flags): vfs_readv, vfs_writev */
+	ARGS_FILE_ITER,	 /* (file, iter, loff_t *pos, flags): vfs_iter_read/write */
+	ARGS_KIOCB,	 /* (kiocb, iter): ->read_iter, ->write_iter */
+	ARGS_FILE,	 /* (file, ...): vfs_fsync_range, ->fsync */
+	ARGS_OPEN_PATH,	 /* (path, file): vfs_open */
+	ARGS_OPEN_INODE, /* (inode, file): ->open */
+	ARGS_TP_DEV_INO, /* a tracepoint record with dev and ino (ext4_sync_file_enter) */
+};
+
+/* Files --file traces, by device (kernel dev_t of the superblock) and inode. */
+#define MAX_FILE_FILTER 8
+struct file_id {
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+};
+
+/*
+ * Events (--slower, --trace), through the "events" ring buffer. Every one
+ * starts with its kind. A call is named by its thread and the start time
+ * of its root layer (call_ns), which ties slices and requests to it.
+ */
+enum event_kind {
+	EV_CALL = 1, /* a call of the root layer ended */
+	EV_SLICE,    /* --trace: a layer's call, or an off-CPU wait, within a call */
+	EV_REQUEST,  /* --trace: a block request submitted within a call, completed */
+};
+
+#define FILE_NAME_LEN 64 /* a dentry name, cut to this (with its NUL) */
+#define PATH_DEPTH 24	 /* --full-path: steps up from the file, at most */
+
+/* EV_CALL flags */
+#define EVF_PATH_CUT (1U << 0)	/* --full-path: deeper than PATH_DEPTH */
+#define EVF_PATH_NONE (1U << 1) /* --full-path: no path (no file, or not a path) */
+#define EVF_NO_FILE (1U << 2)	/* the call has no file (a bad fd, a failed open) */
+
+struct call_event {
+	__u8 kind;
+	__u8 layer; /* the root layer */
+	__u8 op;
+	__u8 path_depth; /* --full-path: steps in path[] */
+	__u32 flags;	 /* EVF_* */
+	__u32 pid, tid;
+	__u64 call_ns; /* start, CLOCK_MONOTONIC */
+	__u64 end_ns;
+	__s64 ret;
+	__u64 pos; /* NO_POS: none */
+	__u64 bytes;
+	__u64 part_ns[NR_PARTS]; /* 0 each without the parts of calls */
+	__u64 blk_bytes;
+	__u64 blk_max_ns; /* the slowest request of the call, completed by its end */
+	__u32 blk_requests;
+	__u32 blk_max_dev;
+	__u64 ino;
+	__u32 dev;
+	__u32 pad;
+	char comm[COMM_LEN];
+	char file[FILE_NAME_LEN];
+};
+
+/*
+ * A call event with its path (--full-path): path[i] is the name step i
+ * passed going up, the file's own first; "" where the step crossed a mount.
+ */
+struct call_path_event {
+	struct call_event call;
+	char path[PATH_DEPTH][FILE_NAME_LEN];
+};
+
+struct slice_event {
+	__u8 kind;
+	__u8 what; /* a layer (< NR_CALL_LAYERS), or an off-CPU part */
+	__u8 op;   /* the layer's op */
 	__u8 pad;
+	__u32 tid;
+	__u64 call_ns;
+	__u64 start_ns, end_ns;
+};
+
+struct request_event {
+	__u8 kind;
+	__u8 op; /* enum blk_op */
+	__u8 error;
+	__u8 pad;
+	__u32 tid; /* the submitter */
+	__u32 pid;
+	__u32 dev;
+	__u64 call_ns; /* the submitter's call */
+	__u64 start_ns, end_ns;
+	__u64 bytes;
+};
+
+/* The slowest request of a thread's call so far (call_blk map). */
+struct call_blk {
+	__u64 call_ns;
+	__u64 max_ns;
+	__u32 dev;
+	__u32 pad;
 };
 
 /* Keys of the breakdown map (-P) for the parts of calls, past the cells. */
@@ -146,8 +266,9 @@ struct rq_start {
 	__u32 dev;	     /* the request's disk, when filtered or split by it */
 	char comm[COMM_LEN]; /* submitter's name, for -P */
 	__u32 excluded;	     /* seen at insert and filtered out: skip it at issue */
-	__u32 pad;
-	__u64 alloc_ns; /* rq->start_time_ns: tells a requeue (same) from a reuse */
+	__u32 tid;	     /* submitter thread, when its call is followed (events) */
+	__u64 alloc_ns;	     /* rq->start_time_ns: tells a requeue (same) from a reuse */
+	__u64 call_ns;	     /* the submitter's call (events); 0: none */
 };
 
 /* System call numbers the raw syscall source can map to a cell (all the

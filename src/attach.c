@@ -378,9 +378,34 @@ static void set_syscall_numbers(struct tracer *t, const struct plan *plan)
 		for (unsigned int i = 0; i < cp->nr_targets; i++) {
 			int nr = cell_targets[cp->target_ids[i]].nr;
 
-			if (nr >= 0 && nr < SYSNR_SLOTS)
+			if (nr >= 0 && nr < SYSNR_SLOTS) {
 				t->skel->rodata->sysnr_op[nr] = (__u8)(op + 1);
+				t->skel->rodata->sysnr_args[nr] =
+				    (__u8)cell_targets[cp->target_ids[i]].args;
+			}
 		}
+	}
+}
+
+_Static_assert(MAX_FILES <= MAX_FILE_FILTER, "--file takes more files than the kernel holds");
+
+/* Events (--slower, --trace) and the file filter (--file). */
+static void set_event_knobs(struct tracer *t, const struct tracer_knobs *knobs, bool calls)
+{
+	bool events = knobs->events && calls;
+
+	t->skel->rodata->events_on = events;
+	t->skel->rodata->trace_on = events && knobs->trace;
+	t->skel->rodata->full_path = events && knobs->full_path;
+	t->skel->rodata->slower_ns = knobs->slower_ns;
+	t->skel->rodata->want_args = events || knobs->nr_files;
+	t->skel->rodata->nr_files = knobs->nr_files;
+	for (unsigned int i = 0; i < knobs->nr_files && i < MAX_FILE_FILTER; i++)
+		t->skel->rodata->targ_files[i] = knobs->files[i];
+	if (events) {
+		bpf_map__set_max_entries(t->skel->maps.events, knobs->ring_bytes);
+	} else {
+		bpf_map__set_max_entries(t->skel->maps.call_blk, 1);
 	}
 }
 
@@ -413,8 +438,10 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->follow_children = knobs->follow_children;
 	t->root_layer = knobs->split_calls ? plan_root_layer(plan) : -1;
 	t->skel->rodata->split_calls = t->root_layer >= 0;
-	t->skel->rodata->root_layer = (__u32)t->root_layer;
+	/* Calls are split, and sent as events, at the outermost layer traced. */
+	t->skel->rodata->root_layer = (__u32)plan_root_layer(plan);
 	offcpu = t->root_layer >= 0 && knobs->offcpu;
+	set_event_knobs(t, knobs, plan_root_layer(plan) >= 0);
 	if (t->root_layer < 0) {
 		bpf_map__set_max_entries(t->skel->maps.call_parts, 1);
 		bpf_map__set_max_entries(t->skel->maps.call_ops, 1);
@@ -458,6 +485,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		return -1;
 	}
 	t->task_storage = task_storage;
+	t->events_fd = t->skel->rodata->events_on ? bpf_map__fd(t->skel->maps.events) : -1;
 	return 0;
 }
 

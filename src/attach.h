@@ -21,6 +21,7 @@ struct tracer {
 	bool with_stats;    /* --stats: read the programs' run time too */
 	bool task_storage;  /* start slots in task storage, not the hash */
 	int root_layer;	    /* the layer whose calls are split into parts; -1: none */
+	int events_fd;	    /* the events ring buffer map (with knobs->events); else -1 */
 };
 
 struct tracer_knobs {
@@ -38,6 +39,14 @@ struct tracer_knobs {
 	bool seed_children;    /* and those that exist already (-p --children) */
 	bool split_calls;      /* split calls of the root layer into parts */
 	bool offcpu;	       /* with their off-CPU parts (sched_switch) */
+	/* Single calls: events to user space, and the file filter. */
+	bool events;		      /* --slower or --trace */
+	bool trace;		      /* --trace: slices and requests too */
+	bool full_path;		      /* --full-path */
+	unsigned long long slower_ns; /* the kernel sends calls this long or more */
+	unsigned int ring_bytes;      /* the ring buffer's size (a power of two) */
+	struct file_id files[MAX_FILE_FILTER];
+	unsigned int nr_files;
 };
 
 /*

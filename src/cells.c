@@ -7,16 +7,22 @@
 #define CELLS_SYSCALL_NUMBERS
 
 const struct cell_target cell_targets[NR_CELL_TARGETS] = {
-#define SYSCALL(o, n)                                                                              \
-	{ .layer = LAYER_SYSCALL, .op = o, .kind = TARGET_SYSCALL, .name = #n, .nr = __NR_##n },
-#define KFUNC(l, o, f) { .layer = l, .op = o, .kind = TARGET_KFUNC, .name = #f },
+#define SYSCALL(o, n, a)                                                                           \
+	{ .layer = LAYER_SYSCALL,                                                                  \
+	  .op = o,                                                                                 \
+	  .kind = TARGET_SYSCALL,                                                                  \
+	  .name = #n,                                                                              \
+	  .nr = __NR_##n,                                                                          \
+	  .args = a },
+#define KFUNC(l, o, f, a) { .layer = l, .op = o, .kind = TARGET_KFUNC, .name = #f, .args = a },
 #define CELL_TP(l, o, cat, enter, exit)                                                            \
 	{ .layer = l,                                                                              \
 	  .op = o,                                                                                 \
 	  .kind = TARGET_TP,                                                                       \
 	  .name = #enter,                                                                          \
 	  .exit_tp = #exit,                                                                        \
-	  .category = #cat },
+	  .category = #cat,                                                                        \
+	  .args = ARGS_TP_DEV_INO },
 #include "cells.def"
 };
 

@@ -20,14 +20,15 @@ struct cell_target {
 	enum target_kind kind;
 	const char *name;     /* syscall, function, or the tracepoint's entry event */
 	int nr;		      /* TARGET_SYSCALL: its number on this arch, or -1 */
+	unsigned char args;   /* where its file is in its arguments (enum call_args) */
 	const char *exit_tp;  /* TARGET_TP: the exit event */
 	const char *category; /* TARGET_TP: the tracepoint's category */
 };
 
 enum {
 	NR_CELL_TARGETS = 0
-#define SYSCALL(op, name) +1
-#define KFUNC(layer, op, func) +1
+#define SYSCALL(op, name, args) +1
+#define KFUNC(layer, op, func, args) +1
 #define CELL_TP(layer, op, category, enter, exit) +1
 #include "cells.def"
 };

@@ -90,6 +90,16 @@ static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
 	return ret;
 }
 
+uint64_t tracer_drops(struct tracer *t, unsigned int reason)
+{
+	struct snapshot snap = {};
+	int ncpu = libbpf_num_possible_cpus();
+
+	if (ncpu <= 0 || read_drops(t, &snap, ncpu))
+		return 0;
+	return reason < NR_DROP_REASONS ? snap.drops[reason] : 0;
+}
+
 /* Every key of the breakdown map; keys only appear, so the walk is safe. */
 static int read_breakdowns(struct tracer *t, struct snapshot *snap)
 {

@@ -14,4 +14,7 @@
 int snapshot_take(struct tracer *t, struct snapshot *snap);
 void snapshot_free(struct snapshot *snap);
 
+/* Events dropped for reason since the start (0 if the map cannot be read). */
+uint64_t tracer_drops(struct tracer *t, unsigned int reason);
+
 #endif /* COLLECT_H */

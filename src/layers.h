@@ -9,6 +9,8 @@
 #include "iostackbreak.h"
 
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
+/* The layers that time calls of threads (all but blk). */
+#define THREAD_LAYERS (ALL_LAYERS & ~(1U << LAYER_BLK))
 
 const char *layer_name(unsigned int layer);
 /* Number of operations of a layer (4 for fs-like layers, 5 for blk). */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <argp.h>
+#include <ctype.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +29,11 @@ enum long_only_keys {
 	OPT_NO_OFFCPU,
 	OPT_PROMETHEUS,
 	OPT_TEXTFILE,
+	OPT_SLOWER,
+	OPT_FULL_PATH,
+	OPT_FILE,
+	OPT_TRACE,
+	OPT_TRACE_MAX,
 };
 
 static const char doc[] =
@@ -48,6 +54,9 @@ static const char doc[] =
     "  iostackbreak -- make -j4          # a command and every process it forks\n"
     "  iostackbreak -p 4242 -f           # a process and its children\n"
     "  iostackbreak --prometheus=9633    # serve /metrics on 127.0.0.1:9633\n"
+    "  iostackbreak --slower=10ms        # every call of 10 ms or more, as it ends\n"
+    "  iostackbreak --file=/var/lib/db/base.dat -p 4242  # one file's I/O\n"
+    "  iostackbreak --trace=io.json --slower=1ms -- ./load  # a Perfetto timeline\n"
     "\n"
     "Layers: syscall, vfs, ext4, xfs, btrfs, blk (also \"all\"). Note: unlike\n"
     "bcc tools, -T selects layers here; it does not print timestamps.\n"
@@ -119,6 +128,26 @@ static const struct argp_option options[] = {
 	  "Write DIR/iostackbreak.prom atomically every interval (default 15 s) for "
 	  "node_exporter's textfile collector, until stopped",
 	  0 },
+	{ "slower", OPT_SLOWER, "DURATION", 0,
+	  "Print each call of the outermost traced layer that took at least "
+	  "DURATION (10ms, 250us, 1s; 0: every call) as it ends: who, which file, "
+	  "where its time went, its block requests",
+	  0 },
+	{ "full-path", OPT_FULL_PATH, NULL, 0,
+	  "With --slower or --trace: name files by their whole path, not their name", 0 },
+	{ "file", OPT_FILE, "PATH", 0,
+	  "Trace only I/O on this file (up to 8 --file): system calls on its "
+	  "descriptors, vfs and file-system calls on it, block requests they submit",
+	  0 },
+	{ "trace", OPT_TRACE, "FILE", 0,
+	  "Write a timeline of calls, their layers and waits and their block "
+	  "requests to FILE (Chrome/Perfetto trace-event JSON); with --slower, "
+	  "only the slow calls",
+	  0 },
+	{ "trace-max", OPT_TRACE_MAX, "N", 0,
+	  "With --trace: at most N events in the file (default 1000000); the rest "
+	  "are counted as lost",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Print the plan on stderr and libbpf's own messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help and exit", -1 },
 	{ "version", 'V', NULL, 0, "Show the version and exit", -1 },
@@ -179,6 +208,46 @@ static int parse_pid_list(struct config *cfg, const char *arg)
 			return 0;
 		p += len + 1;
 	}
+}
+
+/*
+ * --slower: a duration with its unit (10ms, 250us, 1.5s, 800ns), or 0. A
+ * bare number other than 0 is refused: 10 could mean any unit.
+ */
+static int parse_duration_ns(struct config *cfg, const char *arg)
+{
+	static const struct {
+		const char *suffix;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	char *end;
+	double v;
+
+	errno = 0;
+	if (!*arg || *arg == '-' || *arg == '+' || isspace((unsigned char)*arg))
+		goto bad;
+	v = strtod(arg, &end);
+	if (errno || end == arg || v < 0 || v != v)
+		goto bad;
+	if (!*end && v == 0) {
+		cfg->slower_ns = 0;
+		cfg->slower = true;
+		return 0;
+	}
+	for (unsigned int i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (v * units[i].ns > 1e18)
+			goto bad;
+		cfg->slower_ns = (unsigned long long)(v * units[i].ns + 0.5);
+		cfg->slower = true;
+		return 0;
+	}
+bad:
+	return fail(cfg,
+		    "invalid --slower '%s': give a duration with its unit (ns, us, ms, s), "
+		    "e.g. 10ms or 250us, or 0 for every call",
+		    arg);
 }
 
 /* --prometheus [ADDR:]PORT: a numeric IPv4 address, or IPv6 in brackets. */
@@ -258,6 +327,9 @@ static int given_twice(struct config *cfg, int key, const char *arg)
 		{ OPT_ATTACH, "--attach" },
 		{ OPT_PROMETHEUS, "--prometheus" },
 		{ OPT_TEXTFILE, "--textfile" },
+		{ OPT_SLOWER, "--slower" },
+		{ OPT_TRACE, "--trace" },
+		{ OPT_TRACE_MAX, "--trace-max" },
 	};
 
 	for (unsigned int i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
@@ -442,6 +514,32 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 					 "textfile collector reads");
 		cfg->textfile = arg;
 		break;
+	case OPT_SLOWER:
+		return parse_duration_ns(cfg, arg);
+	case OPT_FULL_PATH:
+		cfg->full_path = true;
+		break;
+	case OPT_FILE:
+		if (!*arg)
+			return fail(cfg, "empty --file: give the path of a file to trace");
+		if (cfg->nr_files == MAX_FILES)
+			return fail(cfg, "too many --file (at '%s'): at most %d", arg, MAX_FILES);
+		cfg->files[cfg->nr_files++] = arg;
+		break;
+	case OPT_TRACE:
+		if (!*arg)
+			return fail(cfg, "empty --trace: give the file to write the timeline to");
+		cfg->trace = arg;
+		break;
+	case OPT_TRACE_MAX:
+		v = parse_positive(arg);
+		if (v < 0)
+			return fail(cfg,
+				    "invalid --trace-max '%s': give a whole number of events, "
+				    "1 or more",
+				    arg);
+		cfg->trace_max = (unsigned long)v;
+		break;
 	case ARGP_KEY_ARG:
 		v = parse_positive(arg);
 		if (state->arg_num == 0) {
@@ -510,6 +608,11 @@ static int check_exporter(struct config *cfg)
 	if (cfg->interval && !cfg->textfile)
 		return fail(cfg, "--prometheus serves counters since start at every scrape: "
 				 "it takes no interval (the scraper sets the pace)");
+	if (cfg->slower || cfg->trace)
+		return fail(cfg,
+			    "--slower and --trace follow single calls: run them apart from %s, "
+			    "which exports histograms",
+			    mode);
 	return 0;
 }
 
@@ -568,6 +671,21 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return fail(cfg, "-d applies to the blk layer only: add blk to -T"), 2;
 	if (cfg->queued && !(cfg->layers & (1U << LAYER_BLK)))
 		return fail(cfg, "-Q applies to the blk layer only: add blk to -T"), 2;
+	if (cfg->full_path && !cfg->slower && !cfg->trace)
+		return fail(cfg, "--full-path names the files of events: add --slower or --trace"),
+		       2;
+	if (cfg->trace_max && !cfg->trace)
+		return fail(cfg, "--trace-max bounds the --trace file: add --trace"), 2;
+	if (!cfg->trace_max)
+		cfg->trace_max = 1000000;
+	if (cfg->nr_files && !(cfg->layers & THREAD_LAYERS))
+		return fail(cfg, "--file finds block requests through the calls that submit them: "
+				 "add a layer with files to -T (syscall, vfs or a file system)"),
+		       2;
+	if ((cfg->slower || cfg->trace) && !(cfg->layers & THREAD_LAYERS))
+		return fail(cfg, "--slower and --trace follow calls: add a layer of calls to -T "
+				 "(syscall, vfs or a file system)"),
+		       2;
 	if (cfg->plan_only && (cfg->interval || cfg->command))
 		return fail(cfg, "--plan attaches and exits: it takes no interval or "
 				 "command"),

@@ -7,6 +7,9 @@
 
 #define IOSTACKBREAK_VERSION "0.1"
 
+/* Most --file options (the kernel's filter has room for this many). */
+#define MAX_FILES 8
+
 enum unit {
 	UNIT_NS,
 	UNIT_US,
@@ -62,6 +65,15 @@ struct config {
 	unsigned int prom_port; /* its port */
 	bool prom_ipv6;		/* prom_addr is an IPv6 address */
 	const char *textfile;	/* --textfile: directory to write iostackbreak.prom to */
+
+	/* Single calls (src/events.c, src/trace.c). */
+	bool slower; /* --slower: print calls at least slower_ns long */
+	unsigned long long slower_ns;
+	bool full_path;		      /* --full-path: events name files by path */
+	const char *files[MAX_FILES]; /* --file: only I/O on these files */
+	unsigned int nr_files;
+	const char *trace;	 /* --trace: the timeline's file */
+	unsigned long trace_max; /* --trace-max: events in it at most */
 };
 
 /*

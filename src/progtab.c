@@ -15,10 +15,10 @@
 static const struct target_progs {
 	size_t entry[3], exit[3]; /* by METHOD_TRACEPOINT, _FENTRY, _KPROBE */
 } target_progs[NR_CELL_TARGETS] = {
-#define SYSCALL(op, n)                                                                             \
+#define SYSCALL(op, n, a)                                                                          \
 	{ { PROG(se_##n), PROG(fe_sys_##n), PROG(kp_sys_##n) },                                    \
 	  { PROG(sx_##n), PROG(fx_sys_##n), PROG(kr_sys_##n) } },
-#define KFUNC(layer, op, f)                                                                        \
+#define KFUNC(layer, op, f, a)                                                                     \
 	{ { 0, PROG(fe_##f), PROG(kp_##f) }, { 0, PROG(fx_##f), PROG(kr_##f) } },
 #define CELL_TP(layer, op, category, enter, exit)                                                  \
 	{ { PROG(tp_##enter), 0, 0 }, { PROG(tp_##exit), 0, 0 } },

@@ -103,6 +103,7 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_PROCESS_SET_FULL] = "process_set_full",
 		[DROP_PARTS_MAP_FULL] = "breakdown_parts_map_full",
 		[DROP_RQ_COMPLETION_MISSED] = "request_completion_missed",
+		[DROP_EVENT_LOST] = "event_lost",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";
@@ -253,6 +254,7 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	}
 	r->root_layer = cfg->split_calls ? plan_root_layer(plan) : -1;
 	r->offcpu = cfg->offcpu;
+	r->events = cfg->slower || cfg->trace;
 	r->part_hists = cfg->part_hists;
 	if (r->root_layer >= 0)
 		calls_diff(r, cur, prev);

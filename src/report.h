@@ -45,6 +45,7 @@ struct report {
 	 */
 	int root_layer;
 	bool offcpu;	 /* io_wait, blocked and runqueue are measured */
+	bool events;	 /* --slower or --trace: "lost" says what the ring buffer lost */
 	bool part_hists; /* text: a histogram per part */
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];

@@ -252,6 +252,9 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(drops, drop_reason_name(i),
 				       json_object_new_uint64(r->drops[i]));
 	json_object_object_add(js->root, "dropped_by_reason", drops);
+	if (r->events)
+		json_object_object_add(js->root, "lost",
+				       json_object_new_uint64(r->drops[DROP_EVENT_LOST]));
 	if (r->nr_gone) {
 		json_object *gone = json_object_new_array();
 

@@ -276,8 +276,9 @@ static int text_end(struct sink *s, const struct report *r)
 		char dev[32];
 
 		format_kdev(r->gone[i].dev, dev, sizeof(dev));
-		fprintf(out, "disk %s (%s) is gone: detached or removed during the run; its "
-			     "requests until then are counted above\n",
+		fprintf(out,
+			"disk %s (%s) is gone: detached or removed during the run; its "
+			"requests until then are counted above\n",
 			r->gone[i].name, dev);
 	}
 	fprintf(out, "(times in %s over %.3f s", unit_name(s->unit), r->interval_s);

@@ -27,6 +27,8 @@
 #include "collect.h"
 #include "command.h"
 #include "disk.h"
+#include "events.h"
+#include "fileid.h"
 #include "layers.h"
 #include "metrics.h"
 #include "probe.h"
@@ -36,11 +38,11 @@
 
 enum end_reason {
 	END_NONE,
-	END_SIGNAL,	  /* SIGINT or SIGTERM */
-	END_COMMAND,	  /* the -- COMMAND exited */
-	END_DURATION,	  /* --duration elapsed */
-	END_COUNT,	  /* the last of `count` interval reports is out */
-	END_TARGETS_GONE, /* every -p process exited */
+	END_SIGNAL,	   /* SIGINT or SIGTERM */
+	END_COMMAND,	   /* the -- COMMAND exited */
+	END_DURATION,	   /* --duration elapsed */
+	END_COUNT,	   /* the last of `count` interval reports is out */
+	END_TARGETS_GONE,  /* every -p process exited */
 	END_OUTPUT_CLOSED, /* the reader of stdout went away (| head -1) */
 	END_ERROR,
 };
@@ -55,7 +57,10 @@ struct session {
 	struct tracer tracer;
 	struct command cmd;
 	struct sink sink;
-	struct metrics *metrics; /* exporter mode (--prometheus, --textfile) */
+	struct metrics *metrics;  /* exporter mode (--prometheus, --textfile) */
+	struct event_feed events; /* --slower, --trace */
+	bool have_events;
+	struct trace_writer *trace; /* --trace, until the feed takes it */
 	struct snapshot prev, cur;
 	bool have_prev;		/* prev holds the last interval's snapshot */
 	struct timespec t_last; /* when the interval being measured began */
@@ -208,6 +213,20 @@ static int set_knobs(struct session *s)
 	k->split_calls = cfg->split_calls;
 	k->offcpu = cfg->offcpu;
 	k->queued = cfg->queued;
+	k->events = cfg->slower || cfg->trace;
+	k->trace = cfg->trace != NULL;
+	k->full_path = cfg->full_path;
+	/* With --trace every call goes up: only its end says what to keep. */
+	k->slower_ns = cfg->trace ? 0 : cfg->slower_ns;
+	k->ring_bytes = cfg->trace ? 64U << 20 : 16U << 20;
+	for (unsigned int i = 0; i < cfg->nr_files; i++) {
+		if (file_id_resolve(cfg->files[i], "/proc/self/mountinfo", &k->files[i], err,
+				    sizeof(err))) {
+			say("%s", err);
+			return -1;
+		}
+	}
+	k->nr_files = cfg->nr_files;
 	return 0;
 }
 
@@ -291,6 +310,58 @@ static int session_start(struct session *s)
 	return 0;
 }
 
+/* The layers traced whose self time is a part of calls. */
+static unsigned int call_layers(const struct plan *plan)
+{
+	unsigned int mask = 0;
+
+	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
+		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+			if (plan->cells[layer][op].src != SRC_NONE)
+				mask |= 1U << layer;
+	return mask;
+}
+
+/* --slower, --trace: the ring buffer's reader, once tracing. */
+static int open_events(struct session *s)
+{
+	struct timespec mono, real;
+	struct event_ctx ctx = {
+		.unit = s->cfg->unit,
+		.call_layers = call_layers(&s->plan),
+		.parts = s->tracer.root_layer >= 0,
+		.offcpu = s->tracer.root_layer >= 0 && s->cfg->offcpu,
+		.disk_name = disk_name_kdev,
+	};
+	char err[512];
+
+	if (s->tracer.events_fd < 0)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	ctx.mono_to_real_ns =
+	    (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
+	if (event_feed_open(&s->events, s->tracer.events_fd, s->cfg, &ctx, stdout, s->trace, err,
+			    sizeof(err))) {
+		say("%s", err);
+		return -1;
+	}
+	s->trace = NULL; /* the feed's now */
+	s->have_events = true;
+	return 0;
+}
+
+/* Events waiting in the ring buffer, to their outputs. */
+static void on_events(struct session *s)
+{
+	if (event_feed_drain(&s->events) == 0)
+		return;
+	if (errno == EPIPE)
+		s->end = END_OUTPUT_CLOSED;
+	else
+		s->end = END_ERROR, say("cannot write the events: %s", strerror(errno));
+}
+
 /* Opens the sink chosen by the options. */
 static int open_sink(struct session *s)
 {
@@ -315,10 +386,10 @@ static int write_report(struct session *s, bool interval)
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
 	}
-	report_find_gone_disks(&r, &s->cur.breakdowns,
-			       s->knobs.filter_dev ? KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor)
-						   : 0,
-			       s->cfg->disk, disk_present_kdev);
+	report_find_gone_disks(
+	    &r, &s->cur.breakdowns,
+	    s->knobs.filter_dev ? KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor) : 0,
+	    s->cfg->disk, disk_present_kdev);
 	err = sink_write(&s->sink, &r);
 	report_release(&r);
 	if (err && errno == EPIPE) {
@@ -380,8 +451,8 @@ static void on_target_exit(struct session *s, unsigned int i)
 
 static int session_loop(struct session *s)
 {
-	struct pollfd fds[4 + MAX_PID_FILTER];
-	unsigned int pid_of[4 + MAX_PID_FILTER];
+	struct pollfd fds[5 + MAX_PID_FILTER];
+	unsigned int pid_of[5 + MAX_PID_FILTER];
 
 	while (s->end == END_NONE) {
 		nfds_t n = 0;
@@ -391,6 +462,8 @@ static int session_loop(struct session *s)
 		fds[n++] = (struct pollfd){ .fd = s->end_fd, .events = POLLIN };
 		/* No events asked: a pipe whose reader is gone reports POLLERR. */
 		fds[n++] = (struct pollfd){ .fd = s->out_fd, .events = 0 };
+		fds[n++] = (struct pollfd){ .fd = s->have_events ? event_feed_fd(&s->events) : -1,
+					    .events = POLLIN };
 		for (unsigned int i = 0; i < s->nr_pid_fds; i++) {
 			if (s->pid_fd[i] < 0)
 				continue;
@@ -411,7 +484,9 @@ static int session_loop(struct session *s)
 			s->end = END_DURATION;
 		if (fds[3].revents & (POLLERR | POLLHUP))
 			s->end = END_OUTPUT_CLOSED;
-		for (nfds_t i = 4; i < n; i++)
+		if (fds[4].revents && s->end == END_NONE)
+			on_events(s);
+		for (nfds_t i = 5; i < n; i++)
 			if (fds[i].revents)
 				on_target_exit(s, pid_of[i]);
 	}
@@ -427,6 +502,10 @@ static void say_why_ended(const struct session *s)
 
 static void session_stop(struct session *s)
 {
+	if (s->have_events)
+		event_feed_close(&s->events, tracer_drops(&s->tracer, DROP_EVENT_LOST));
+	if (s->trace) /* never fed: a run stopped before tracing began */
+		trace_close(s->trace, 0, NULL);
 	snapshot_free(&s->cur);
 	snapshot_free(&s->prev);
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
@@ -541,6 +620,16 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		    "CAP_SYS_ADMIN): run it with sudo");
 		goto out;
 	}
+	/* The trace file before anything is loaded: one that cannot be
+	 * written fails at once. */
+	if (cfg->trace) {
+		s->trace = trace_open(cfg->trace, cfg->trace_max, cfg->slower ? cfg->slower_ns : 0,
+				      disk_name_kdev, err, sizeof(err));
+		if (!s->trace) {
+			say("%s", err);
+			goto out;
+		}
+	}
 	/* The port before anything is loaded: one in use fails at once. */
 	if (cfg->prometheus || cfg->textfile) {
 		s->metrics = metrics_open(cfg, err, sizeof(err));
@@ -566,6 +655,10 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		goto out;
 	}
 	report_skipped_text(stderr, &s->plan);
+	if (open_events(s)) {
+		ret = 1;
+		goto out;
+	}
 	if (open_timers(s, cfg->interval, err, sizeof(err))) {
 		say("%s", err);
 		ret = 1;
@@ -583,6 +676,9 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		ret = 1;
 		goto out;
 	}
+	/* The calls that ended before the stop come before the final report. */
+	if (s->have_events && s->end != END_OUTPUT_CLOSED)
+		on_events(s);
 	/* Stopped, or the command or the targets ended: what is not reported yet. */
 	if (s->end != END_COUNT && s->end != END_OUTPUT_CLOSED && write_report(s, false)) {
 		ret = 1;

@@ -534,16 +534,23 @@ delayacct_run() {
 	setting=$(cat /proc/sys/kernel/task_delayacct)
 	echo 1 >/proc/sys/kernel/task_delayacct
 	rm -f /tmp/da.pid /tmp/da.stat
-	# dd reads; the shell copies its stat until it is a zombie (final).
+	# dd reads under a parent that never reaps it (a shell exec'ed into
+	# sleep): dd stays a zombie, its stat final, until that parent is
+	# killed. A shell as the parent may reap it on its own at any command
+	# boundary (busybox ash does), and the stat is gone.
 	cat >/tmp/da.sh <<-'EOF'
-		dd if="/dev/$1" of=/dev/null bs=4096 count="$2" iflag=direct 2>/dev/null &
-		p=$!
-		echo "$p" >/tmp/da.pid
+		sh -c 'dd if="/dev/$1" of=/dev/null bs=4096 count="$2" iflag=direct 2>/dev/null &
+			echo "$!" >/tmp/da.pid.new && mv /tmp/da.pid.new /tmp/da.pid
+			exec sleep 600' da "$1" "$2" &
+		holder=$!
+		while [ ! -s /tmp/da.pid ]; do :; done
+		p=$(cat /tmp/da.pid)
 		while s=$(cat "/proc/$p/stat"); do
 			case "$s" in
 			*") Z "*) echo "$s" >/tmp/da.stat; break ;;
 			esac
 		done
+		kill "$holder"
 		wait
 	EOF
 	iostackbreak -T syscall -P --json -- sh /tmp/da.sh "$DISK" "$n" >"$tout" 2>"$terr"

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include "event_fmt.h"
+#include "layers.h"
+
+/* A kernel string of a fixed-size field: never trusted to end in NUL. */
+static void copy_name(char *dst, size_t sz, const char *src, size_t srcsz)
+{
+	size_t n = strnlen(src, srcsz);
+
+	if (n >= sz)
+		n = sz - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+const char *event_file_label(const struct call_event *e, size_t size, char *buf, size_t sz)
+{
+	const struct call_path_event *pe = (const void *)e;
+	char name[FILE_NAME_LEN];
+	size_t used = 0;
+	unsigned int depth;
+
+	buf[0] = '\0';
+	if (e->flags & EVF_NO_FILE)
+		return NULL;
+	copy_name(name, sizeof(name), e->file, sizeof(e->file));
+	if (size < sizeof(*pe)) {
+		snprintf(buf, sz, "%s", name);
+		return NULL;
+	}
+	if (e->flags & EVF_PATH_NONE) {
+		snprintf(buf, sz, "%s", name);
+		return "no path: the file is not reached from a mount";
+	}
+	depth = e->path_depth < PATH_DEPTH ? e->path_depth : PATH_DEPTH;
+	if (e->flags & EVF_PATH_CUT)
+		used += (size_t)snprintf(buf + used, sz - used, "...");
+	for (unsigned int i = depth; i > 0 && used < sz; i--) {
+		char step[FILE_NAME_LEN];
+
+		copy_name(step, sizeof(step), pe->path[i - 1], sizeof(pe->path[i - 1]));
+		if (step[0]) /* "": a mount crossed */
+			used += (size_t)snprintf(buf + used, sz - used, "/%s", step);
+	}
+	if (!used)
+		snprintf(buf, sz, "/");
+	return e->flags & EVF_PATH_CUT ? "path cut: deeper than the kernel walks" : NULL;
+}
+
+/* Is this part shown: a traced layer's self time, or a wait when off-CPU
+ * parts are on? */
+static bool part_shown(const struct event_ctx *c, unsigned int p)
+{
+	if (p < NR_CALL_LAYERS)
+		return c->call_layers & (1U << p);
+	return c->offcpu;
+}
+
+static uint64_t event_latency(const struct call_event *e)
+{
+	return e->end_ns - e->call_ns;
+}
+
+void event_text_header(FILE *out, const struct event_ctx *c)
+{
+	char lat[16];
+
+	snprintf(lat, sizeof(lat), "LAT(%s)", unit_name(c->unit));
+	fprintf(out, "%-15s %-16s %7s %7s %-5s %14s %10s %12s  %s\n", "TIME", "COMM", "PID", "TID",
+		"OP", lat, "BYTES", "OFFSET", "FILE");
+}
+
+int event_text_line(FILE *out, const struct event_ctx *c, const struct call_event *e, size_t size)
+{
+	char when[32], comm[COMM_LEN + 1], file[PATH_DEPTH * FILE_NAME_LEN + 8];
+	char bytes[24] = "-", offset[24] = "-";
+	uint64_t lat = event_latency(e), wall = e->end_ns + (uint64_t)c->mono_to_real_ns;
+	time_t secs = (time_t)(wall / 1000000000);
+	const char *note;
+	struct tm tm;
+
+	localtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%06" PRIu64,
+		 (wall % 1000000000) / 1000);
+	copy_name(comm, sizeof(comm), e->comm, sizeof(e->comm));
+	if (e->bytes != NO_POS)
+		snprintf(bytes, sizeof(bytes), "%" PRIu64, (uint64_t)e->bytes);
+	if (e->pos != NO_POS)
+		snprintf(offset, sizeof(offset), "%" PRIu64, (uint64_t)e->pos);
+	note = event_file_label(e, size, file, sizeof(file));
+	fprintf(out, "%-15s %-16s %7u %7u %-5s %14.3f %10s %12s  %s", when, comm, e->pid, e->tid,
+		op_name(e->layer, e->op), ns_to_unit(lat, c->unit), bytes, offset,
+		file[0] ? file : "-");
+	if (note)
+		fprintf(out, " (%s)", note);
+	if ((int64_t)e->ret < 0)
+		fprintf(out, " ret %" PRId64, (int64_t)e->ret);
+	if (c->parts && lat) {
+		const char *sep = "";
+
+		fprintf(out, " [");
+		for (unsigned int p = 0; p < NR_PARTS; p++) {
+			if (!part_shown(c, p) && !e->part_ns[p])
+				continue;
+			fprintf(out, "%s%s %.0f%%", sep, part_name(p),
+				100.0 * (double)e->part_ns[p] / (double)lat);
+			sep = "|";
+		}
+		fprintf(out, "]");
+	}
+	if (e->blk_requests) {
+		fprintf(out, " blk %u req %" PRIu64 " B", e->blk_requests, (uint64_t)e->blk_bytes);
+		if (e->blk_max_ns) {
+			char disk[64];
+
+			c->disk_name(e->blk_max_dev, disk, sizeof(disk));
+			fprintf(out, " slowest %.3f %s on %s", ns_to_unit(e->blk_max_ns, c->unit),
+				unit_name(c->unit), disk);
+		}
+	}
+	fputc('\n', out);
+	return ferror(out) ? -1 : 0;
+}
+
+json_object *event_json(const struct event_ctx *c, const struct call_event *e, size_t size)
+{
+	json_object *o = json_object_new_object(), *blk;
+	char when[64], comm[COMM_LEN + 1], file[PATH_DEPTH * FILE_NAME_LEN + 8];
+	uint64_t wall = e->end_ns + (uint64_t)c->mono_to_real_ns;
+	struct timespec ts = { (time_t)(wall / 1000000000), (long)(wall % 1000000000) };
+	const char *note;
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when, sizeof(when), "%s.%06uZ", base, (unsigned int)(ts.tv_nsec / 1000) % 1000000);
+	copy_name(comm, sizeof(comm), e->comm, sizeof(e->comm));
+	note = event_file_label(e, size, file, sizeof(file));
+	json_object_object_add(o, "event", json_object_new_string("io"));
+	json_object_object_add(o, "time", json_object_new_string(when));
+	json_object_object_add(o, "pid", json_object_new_int64(e->pid));
+	json_object_object_add(o, "tid", json_object_new_int64(e->tid));
+	json_object_object_add(o, "comm", json_object_new_string(comm));
+	json_object_object_add(o, "op", json_object_new_string(op_name(e->layer, e->op)));
+	json_object_object_add(o, "layer", json_object_new_string(layer_name(e->layer)));
+	json_object_object_add(o, "latency_ns", json_object_new_uint64(event_latency(e)));
+	json_object_object_add(o, "file", file[0] ? json_object_new_string(file) : NULL);
+	if (note)
+		json_object_object_add(o, "path_note", json_object_new_string(note));
+	json_object_object_add(o, "offset",
+			       e->pos != NO_POS ? json_object_new_uint64(e->pos) : NULL);
+	json_object_object_add(o, "bytes",
+			       e->bytes != NO_POS ? json_object_new_uint64(e->bytes) : NULL);
+	json_object_object_add(o, "ret", json_object_new_int64(e->ret));
+	if (c->parts) {
+		json_object *parts = json_object_new_object();
+
+		for (unsigned int p = 0; p < NR_PARTS; p++)
+			if (part_shown(c, p) || e->part_ns[p])
+				json_object_object_add(parts, part_name(p),
+						       json_object_new_uint64(e->part_ns[p]));
+		json_object_object_add(o, "parts", parts);
+	} else {
+		json_object_object_add(o, "parts", NULL);
+	}
+	blk = json_object_new_object();
+	json_object_object_add(blk, "requests", json_object_new_uint64(e->blk_requests));
+	json_object_object_add(blk, "bytes", json_object_new_uint64(e->blk_bytes));
+	if (e->blk_max_ns) {
+		char disk[64];
+
+		c->disk_name(e->blk_max_dev, disk, sizeof(disk));
+		json_object_object_add(blk, "max_ns", json_object_new_uint64(e->blk_max_ns));
+		json_object_object_add(blk, "disk", json_object_new_string(disk));
+	} else {
+		json_object_object_add(blk, "max_ns", NULL);
+		json_object_object_add(blk, "disk", NULL);
+	}
+	json_object_object_add(o, "blk", blk);
+	json_object_object_add(o, "inode", e->ino ? json_object_new_uint64(e->ino) : NULL);
+	return o;
+}
