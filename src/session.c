@@ -310,16 +310,15 @@ static int session_start(struct session *s)
 	return 0;
 }
 
-/* The layers traced whose self time is a part of calls. */
-static unsigned int call_layers(const struct plan *plan)
+/* Per op, the layers traced whose self time is a part of its calls. */
+static void call_layers(const struct plan *plan, unsigned int mask[NR_FS_OPS])
 {
-	unsigned int mask = 0;
-
-	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
-		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		mask[op] = 0;
+		for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
 			if (plan->cells[layer][op].src != SRC_NONE)
-				mask |= 1U << layer;
-	return mask;
+				mask[op] |= 1U << layer;
+	}
 }
 
 /* --slower, --trace: the ring buffer's reader, once tracing. */
@@ -328,7 +327,6 @@ static int open_events(struct session *s)
 	struct timespec mono, real;
 	struct event_ctx ctx = {
 		.unit = s->cfg->unit,
-		.call_layers = call_layers(&s->plan),
 		.parts = s->tracer.root_layer >= 0,
 		.offcpu = s->tracer.root_layer >= 0 && s->cfg->offcpu,
 		.disk_name = disk_name_kdev,
@@ -337,6 +335,7 @@ static int open_events(struct session *s)
 
 	if (s->tracer.events_fd < 0)
 		return 0;
+	call_layers(&s->plan, ctx.call_layers);
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	ctx.mono_to_real_ns =

@@ -88,7 +88,7 @@ static void sample_call(struct call_path_event *pe)
 
 static const struct event_ctx ctx = {
 	.unit = UNIT_US,
-	.call_layers = 1U << LAYER_SYSCALL,
+	.call_layers = { [FSOP_READ] = 1U << LAYER_SYSCALL },
 	.parts = true,
 	.offcpu = true,
 	.mono_to_real_ns = 0,

@@ -573,6 +573,117 @@ delayacct_run() {
 	fi
 }
 
+# launch_traced TAG WOUT TOUT TERR IOWORK ARGS -- TOOL ARGS: iowork set up
+# and held, the tool attached to it (-p), then the start signal; waits for
+# both. Sets $launched (0 on success).
+launch_traced() {
+	local tag=$1 wout=$2 tout=$3 terr=$4 wpid tpid
+	local -a wargs=() targs=()
+	shift 4
+	while [[ $1 != -- ]]; do
+		wargs+=("$1")
+		shift
+	done
+	shift
+	targs=("$@")
+	launched=1
+	iowork -w "${wargs[@]}" >"$wout" 2>/tmp/iowork.launch.err &
+	wpid=$!
+	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+		fail "$tag workload setup" "iowork ${wargs[*]} did not print READY"
+		dump "iowork stderr" /tmp/iowork.launch.err
+		kill -9 "$wpid" 2>/dev/null
+		return
+	fi
+	iostackbreak -p "$wpid" "${targs[@]}" >"$tout" 2>"$terr" &
+	tpid=$!
+	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+		fail "$tag attach" "iostackbreak ${targs[*]} did not start"
+		dump "iostackbreak stderr" "$terr"
+		kill -9 "$tpid" "$wpid" 2>/dev/null
+		return
+	fi
+	kill -USR1 "$wpid"
+	wait_exit "$wpid" "$WORK_TIMEOUT"
+	check_eq "$tag iowork exit status" "$exit_rc" 0
+	# the run ends by itself with its -p process
+	wait_exit "$tpid" 120
+	check_eq "$tag tool exit status" "$exit_rc" 0
+	[[ $exit_rc == 0 ]] || dump "iostackbreak stderr" "$terr"
+	launched=0
+}
+
+# events_run METHOD: --slower=0 --full-path --trace over cached preads on
+# ext4 and xfs, every layer of calls traced with METHOD: one event per read
+# naming its file by path, with vfs and file-system self time, parts adding
+# up; the trace holds a slice per call and per layer's call, each nested in
+# its call.
+events_run() {
+	local m=$1 tag="events $1" wout=/tmp/iowork.ev.out tout=/tmp/tool.ev.json
+	local terr=/tmp/tool.ev.err trace=/tmp/trace.$1.json fs n bad want
+	launch_traced "$tag" "$wout" "$tout" "$terr" \
+		-c pread "$N" /mnt/ext4/events.dat pread "$N" /mnt/xfs/events.dat -- \
+		--attach="$m" -T syscall,vfs,ext4,xfs --slower=0 --full-path --json --trace="$trace"
+	((launched == 0)) || return
+	for fs in ext4 xfs; do
+		n=$(jq -s --arg f "/mnt/$fs/events.dat" \
+			'[.[] | select(.event == "io" and .op == "read" and .file == $f)] | length' "$tout")
+		check_eq "$tag: $fs read events named by path" "$n" "$N"
+		bad=$(jq -s --arg f "/mnt/$fs/events.dat" --arg fs "$fs" \
+			'[.[] | select(.event == "io" and .file == $f)
+			 | select((.parts.vfs // 0) <= 0 or (.parts[$fs] // 0) <= 0
+				  or ([.parts[]] | add) != .latency_ns)] | length' "$tout")
+		check_eq "$tag: $fs events lacking vfs or $fs self time, or not adding up" "$bad" 0
+	done
+	n=$(jq -s '[.[] | select(has("cells"))] | last | .lost' "$tout")
+	check_eq "$tag: events lost" "$n" 0
+	for want in "syscall read:$((2 * N))" "vfs read:$((2 * N))" "ext4 read:$N" "xfs read:$N"; do
+		n=$(jq --arg name "${want%:*}" \
+			'[.traceEvents[] | select(.ph == "X") | select(if $name == "syscall read"
+			  then .cat == "syscall" and .name == "read" else .name == $name end)]
+			 | length' "$trace")
+		check_eq "$tag: trace slices '${want%:*}'" "$n" "${want#*:}"
+	done
+	# Every slice but the calls' lies within a call of its thread (the
+	# file's microseconds have three decimals).
+	bad=$(jq '[.traceEvents[] | select(.ph == "X")] as $x
+		| [$x[] | select(.cat == "syscall")] as $calls
+		| [$x[] | select(.cat != "syscall" and .cat != "blk") as $s
+		   | select([$calls[] | select(.tid == $s.tid and .ts <= $s.ts + 0.002
+					and $s.ts + $s.dur <= .ts + .dur + 0.002)] | length == 0)]
+		| length' "$trace")
+	check_eq "$tag: trace slices outside their call" "$bad" 0
+}
+
+# slow_events_run: O_DIRECT reads of null_blk whose every request takes
+# DELAY_NS, under --slower=DELAY: every read is that slow, so every read is
+# an event, with its one request of at least the delay and most of its
+# time in io_wait.
+slow_events_run() {
+	local tag="slow events" wout=/tmp/iowork.sev.out tout=/tmp/tool.sev.json
+	local terr=/tmp/tool.sev.err n bad io
+	rmmod null_blk 2>/dev/null
+	if ! modprobe null_blk nr_devices=1 queue_mode=2 irqmode=2 \
+		completion_nsec="$DELAY_NS" 2>/tmp/modprobe.err || [[ ! -b /dev/nullb0 ]]; then
+		fail "$tag null_blk" "cannot load null_blk with a delay: $(cat /tmp/modprobe.err)"
+		return
+	fi
+	launch_traced "$tag" "$wout" "$tout" "$terr" pread/D "$N" /dev/nullb0 -- \
+		-T syscall,blk -d nullb0 --slower=$((DELAY_NS / 1000))us --json
+	rmmod null_blk
+	((launched == 0)) || return
+	n=$(jq -s '[.[] | select(.event == "io" and .op == "read")] | length' "$tout")
+	check_eq "$tag: reads over the device's delay, as events" "$n" "$N"
+	bad=$(jq -s --argjson d "$DELAY_NS" '[.[] | select(.event == "io" and .op == "read")
+		| select(.latency_ns < $d or .blk.requests != 1 or .blk.max_ns < $d
+			 or .blk.disk != "nullb0" or .parts.io_wait < 0.8 * $d)] | length' "$tout")
+	check_eq "$tag: events without one request of the delay, or io_wait under 80% of it" \
+		"$bad" 0
+	io=$(jq -s '[.[] | select(.event == "io" and .op == "read") | .parts.io_wait] | sort
+		| .[length / 2 | floor]' "$tout")
+	info "$tag: median io_wait ${io:-?} ns for a $DELAY_NS ns device"
+}
+
 # delayed_device_run: null_blk with a fixed completion delay (timer mode,
 # completion_nsec=DELAY_NS): N O_DIRECT reads of /dev/nullb0 under
 # `iostackbreak -T blk -d nullb0`: count N (= diskstats), no request faster
@@ -636,6 +747,8 @@ for m in fentry kprobe; do
 	else
 		layers_run "$m"
 	fi
+	echo "=== events and trace: --attach=$m"
+	events_run "$m"
 	info "$m: $(since "$t0") s in all"
 done
 echo "=== blk: -T blk -d $DISK, with and without -Q"
@@ -657,6 +770,11 @@ echo "=== a device with a known delay: null_blk, $DELAY_NS ns"
 t0=$(uptime_s)
 delayed_device_run
 info "delay: $(since "$t0") s in all"
+
+echo "=== slow reads of a delayed device, as events: null_blk, $DELAY_NS ns"
+t0=$(uptime_s)
+slow_events_run
+info "slow events: $(since "$t0") s in all"
 
 echo "=== kretprobe returns missed under load: --attach=kprobe"
 t0=$(uptime_s)
