@@ -72,7 +72,7 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "children", 'f', NULL, 0,
 	  "With -p: also the processes they fork from now on, at any depth, and "
-	  "their children that exist already",
+	  "their descendants that exist already",
 	  0 },
 	{ "part-histograms", 'B', NULL, 0,
 	  "Where the time goes: a histogram of each part's time per call", 0 },

@@ -202,3 +202,34 @@ def block_requests_of_the_whole_tree_are_counted():
             assert count(rep, "blk", "read") == 0, rep
         finally:
             loop.close()
+
+
+@test
+def p_with_children_follows_existing_descendants_threads_and_events():
+    """-p SHELL -f where the workload is the shell's grandchild, started
+    before the tool and doing its reads on four threads: its reads are all
+    counted, split per process (-P), and each is an event (--slower=0)."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        f, ready = os.path.join(tmp, "f"), os.path.join(tmp, "ready")
+        with open(f, "wb") as out:
+            out.write(os.urandom(16 * 4096))
+        sh = subprocess.Popen(["sh", "-c", f"sh -c '{IOWORK} -w -t 4 pread 400 {f} > {ready}'; true"])
+        deadline = time.monotonic() + 30
+        while not (os.path.exists(ready) and open(ready).read().startswith("READY")):
+            assert time.monotonic() < deadline, "iowork did not get ready"
+            time.sleep(0.05)
+        pid = int(open(ready).read().split()[1])
+        tool = Tool("-T", "syscall", "-p", str(sh.pid), "-f", "-P", "--slower=0", "--json")
+        os.kill(pid, 10)  # SIGUSR1: the measured phase
+        assert sh.wait(timeout=60) == 0
+        rc, out, err = tool.wait(timeout=60)  # the -p shell exited: the run ends
+    assert rc == 0, err
+    lines = [json.loads(line) for line in out.splitlines() if line.strip()]
+    rep = [o for o in lines if "cells" in o][-1]
+    reads = [c for c in rep["cells"] if c["op"] == "read" and c.get("pid") == pid]
+    assert len(reads) == 1 and reads[0]["count"] == 400, reads
+    by_proc = [b for b in rep["breakdown_by_process"] if b["pid"] == pid and b["op"] == "read"]
+    assert len(by_proc) == 1 and by_proc[0]["count"] == 400, by_proc
+    events = [o for o in lines if o.get("event") == "io" and o["pid"] == pid and o["op"] == "read"]
+    assert len(events) == 400 and len({e["tid"] for e in events}) == 4, len(events)
+    assert rep["lost"] == 0, rep

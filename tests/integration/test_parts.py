@@ -234,3 +234,44 @@ def io_wait_agrees_with_delay_accounting():
     # The rest of the disk's time the reader is on CPU submitting, or
     # preempted there on a busy machine (runqueue).
     assert io_ns + parts["runqueue"]["sum_ns"] >= 0.5 * disk_ns, (io_ns, disk_ns, parts)
+
+
+@test
+def part_histograms_count_every_call():
+    """-B: a histogram per part of each op, in text; the root layer's self
+    time is in every call, so its histogram counts them all."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        work = Work("-x", "-c", "pread", "1000", path)
+        tool = Tool("-T", "syscall", "-B", "-p", str(work.pid))
+        work.go()
+        work.finish_held()
+        work.release()
+        rc, out, err = tool.wait(timeout=60)
+    assert rc == 0, err
+    lines = out.splitlines()
+    title = "syscall read, part syscall: per call, in ns"
+    assert title in lines, out
+    total = 0
+    for line in lines[lines.index(title) + 2:]:
+        if "->" not in line:
+            break
+        total += int(line.split(":")[1].split()[0])
+    assert total == 1000, (total, out)
+    for part in ("io_wait", "blocked", "runqueue"):
+        assert f"syscall read, part {part}: per call, in ns" in lines, part
+
+
+@test
+def no_offcpu_leaves_waits_in_self_time():
+    """--no-offcpu: no wait parts, the root layer's self time is the call."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            rep, _ = traced_run(["-D", "pread", "200", loop.dev],
+                                tool_args=("-T", "syscall", "--no-offcpu"))
+        finally:
+            loop.close()
+    b, parts = calls(rep, "read")
+    assert b["count"] == 200 and set(parts) == {"syscall"}, parts
+    assert parts["syscall"]["sum_ns"] == b["total_ns"] == cell(rep, "syscall", "read")["sum_ns"]

@@ -323,8 +323,15 @@ def promtool_finds_no_problems_in_a_full_exposition():
         names = {n for n, _ in samples}
         for family in ("iostackbreak_build_info", LATENCY + "_bucket",
                        "iostackbreak_dropped_events_total", "iostackbreak_skipped_cells",
-                       "iostackbreak_bpf_run_time_seconds_total", "iostackbreak_bpf_runs_total"):
+                       "iostackbreak_bpf_run_time_seconds_total", "iostackbreak_bpf_runs_total",
+                       "iostackbreak_time_seconds_total"):
             assert family in names, f"no {family}"
+        # Where the time of reads went: the root layer's self time and
+        # each wait, with the workload's 300 direct reads in them.
+        read_parts = {dict(ls)["part"]: v for (n, ls), v in samples.items()
+                      if n == "iostackbreak_time_seconds_total" and dict(ls)["op"] == "read"}
+        assert {"syscall", "io_wait", "blocked", "runqueue"} <= set(read_parts), read_parts
+        assert read_parts["io_wait"] > 0, read_parts
         assert value(samples, "iostackbreak_build_info", kernel=os.uname().release) == 1
         # The workload's 300 O_DIRECT reads, under its pid and name, at
         # both layers (blk: with its disk and flags).
