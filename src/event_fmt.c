@@ -4,6 +4,7 @@
 #include <time.h>
 #include "event_fmt.h"
 #include "layers.h"
+#include "quote.h"
 
 /* A kernel string of a fixed-size field: never trusted to end in NUL. */
 static void copy_name(char *dst, size_t sz, const char *src, size_t srcsz)
@@ -75,7 +76,8 @@ void event_text_header(FILE *out, const struct event_ctx *c)
 
 int event_text_line(FILE *out, const struct event_ctx *c, const struct call_event *e, size_t size)
 {
-	char when[32], comm[COMM_LEN + 1], file[PATH_DEPTH * FILE_NAME_LEN + 8];
+	/* Room for every byte of a name shown as \xNN. */
+	char when[32], comm[4 * COMM_LEN + 1], file[4 * (PATH_DEPTH * FILE_NAME_LEN + 8)];
 	char bytes[24] = "-", offset[24] = "-";
 	uint64_t lat = event_latency(e), wall = e->end_ns + (uint64_t)c->mono_to_real_ns;
 	time_t secs = (time_t)(wall / 1000000000);
@@ -92,6 +94,10 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 	if (e->pos != NO_POS)
 		snprintf(offset, sizeof(offset), "%" PRIu64, (uint64_t)e->pos);
 	note = event_file_label(e, size, file, sizeof(file));
+	/* A process or file name may hold a newline or an escape sequence:
+	 * the line stays one printable line. */
+	printable_line(comm, sizeof(comm));
+	printable_line(file, sizeof(file));
 	fprintf(out, "%-15s %-16s %7u %7u %-5s %14.3f %10s %12s  %s", when, comm, e->pid, e->tid,
 		op_name(e->layer, e->op), ns_to_unit(lat, c->unit), bytes, offset,
 		file[0] ? file : "-");

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "layers.h"
+#include "quote.h"
 #include "report.h"
 #include "sink.h"
 
@@ -127,6 +128,17 @@ static bool beyond_top(const struct report *r, const struct breakdown_entry *e, 
 }
 
 /* One row per key, busiest first, --top per cell. */
+/*
+ * A process's name as a table shows it: any process may name itself with
+ * a newline or an escape sequence (prctl), which would break the row.
+ */
+static const char *shown_comm(const struct breakdown_entry *e, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%s", e->comm[0] ? e->comm : "?");
+	printable_line(buf, sz);
+	return buf;
+}
+
 static void text_breakdown_rows(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
@@ -155,8 +167,11 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 			continue;
 		fmt_stats(st, &e->cell, unit);
 		fprintf(out, "%-8s %-7s", layer_name(layer), op_name(layer, op));
-		if (r->by_pid)
-			fprintf(out, " %8u %-16s", e->key.tgid, e->comm[0] ? e->comm : "?");
+		if (r->by_pid) {
+			char comm[4 * COMM_LEN + 1];
+
+			fprintf(out, " %8u %-16s", e->key.tgid, shown_comm(e, comm, sizeof(comm)));
+		}
 		if (r->by_disk) {
 			char disk[32];
 
@@ -312,7 +327,7 @@ static void share_bar(char *buf, size_t sz, const struct report *r, unsigned int
 static void text_process_calls(struct sink *s, const struct report *r)
 {
 	struct cell_hist parts[NR_PARTS];
-	char avg[32], bar[256];
+	char avg[32], bar[256], comm[4 * COMM_LEN + 1];
 	unsigned int shown = 0, cell = ~0U;
 
 	fprintf(s->out, "\n%8s %-16s %-7s %10s %12s  %s\n", "PID", "COMM", "OP", "COUNT", "AVG",
@@ -329,7 +344,7 @@ static void text_process_calls(struct sink *s, const struct report *r)
 		fmt_value(avg, sizeof(avg), e->cell.sum_ns / e->cell.count, s->unit);
 		share_bar(bar, sizeof(bar), r, op, parts, e->cell.sum_ns);
 		fprintf(s->out, "%8u %-16s %-7s %10llu %12s  [%s]\n", e->key.tgid,
-			e->comm[0] ? e->comm : "?", op_name(LAYER_SYSCALL, op),
+			shown_comm(e, comm, sizeof(comm)), op_name(LAYER_SYSCALL, op),
 			(unsigned long long)e->cell.count, avg, bar);
 	}
 }

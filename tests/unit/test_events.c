@@ -367,3 +367,23 @@ Test(events, trace_bound_and_lanes)
 	json_object_put(root);
 	membuf_free(&m);
 }
+
+Test(events, text_line_stays_one_line)
+{
+	struct call_path_event pe;
+	struct membuf m;
+	const char *text;
+
+	/* A process may name itself anything (prctl), a file may hold any byte
+	 * but '/': a newline or an escape sequence must not break the line. */
+	sample_call(&pe);
+	memcpy(pe.call.comm, "evil\nname\x1b[2J", 14);
+	strcpy(pe.path[0], "a\nb.dat");
+	event_text_line(membuf_open(&m), &ctx, &pe.call, sizeof(pe));
+	text = membuf_close(&m);
+	cr_assert_eq(strchr(text, '\n'), text + strlen(text) - 1, "%s", text);
+	cr_assert_null(strchr(text, '\x1b'), "%s", text);
+	cr_assert_not_null(strstr(text, "evil\\nname\\x1b[2J"), "%s", text);
+	cr_assert_not_null(strstr(text, "/a\\nb.dat"), "%s", text);
+	membuf_free(&m);
+}
