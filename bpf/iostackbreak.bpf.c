@@ -498,15 +498,9 @@ static __always_inline struct file *file_of_fd(__u64 fd)
 	return f;
 }
 
-static __always_inline bool inode_wanted(struct inode *inode)
+/* Is (superblock dev, inode number) one of the --file files? */
+static __always_inline bool file_id_wanted(__u32 dev, __u64 ino)
 {
-	__u64 ino;
-	__u32 dev;
-
-	if (!inode)
-		return false;
-	ino = BPF_CORE_READ(inode, i_ino);
-	dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	for (__u32 i = 0; i < MAX_FILE_FILTER; i++) {
 		if (i >= nr_files)
 			break;
@@ -514,6 +508,13 @@ static __always_inline bool inode_wanted(struct inode *inode)
 			return true;
 	}
 	return false;
+}
+
+static __always_inline bool inode_wanted(struct inode *inode)
+{
+	if (!inode)
+		return false;
+	return file_id_wanted(BPF_CORE_READ(inode, i_sb, s_dev), BPF_CORE_READ(inode, i_ino));
 }
 
 /* A loff_t the function takes by pointer (NULL for streams: no position). */
@@ -610,18 +611,6 @@ static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, 
 		ts->bytes = op == FSOP_READ || op == FSOP_WRITE ? bytes : NO_POS;
 	}
 	return true;
-}
-
-/* A cell's own tracepoint, with the file's device and inode in its record. */
-static __always_inline bool tp_dev_ino_wanted(__u32 dev, __u64 ino)
-{
-	for (__u32 i = 0; i < MAX_FILE_FILTER; i++) {
-		if (i >= nr_files)
-			break;
-		if (targ_files[i].ino == ino && targ_files[i].dev == dev)
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -831,9 +820,6 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	}
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	f = (struct file *)ts->file;
-	/* An open names the file it returns. */
-	if (op == FSOP_OPEN && layer == LAYER_SYSCALL)
-		f = ret >= 0 ? file_of_fd((__u64)ret) : NULL;
 	e->file[0] = '\0';
 	e->ino = 0;
 	e->dev = 0;
@@ -879,17 +865,18 @@ static __always_inline void emit_slice(__u32 tid, __u64 call_ns, __u32 what, __u
 }
 
 /*
- * An open under --file, decided at its exit on the file it returned: true
- * when it is to be left out.
+ * An open(2) ends: its file is the descriptor it returned, found once here
+ * for both --file and its event. Under --file the open is decided on that
+ * file: returns true when it is to be left out.
  */
-static __always_inline bool open_left_out(struct thread_starts *ts, __u32 layer, __s64 ret)
+static __always_inline bool open_exit(struct thread_starts *ts, __s64 ret)
 {
-	struct file *f;
+	struct file *f = ret >= 0 ? file_of_fd((__u64)ret) : NULL;
 
-	if (!nr_files || !ts->file_pending || layer != LAYER_SYSCALL)
+	ts->file = (__u64)f;
+	if (!nr_files || !ts->file_pending)
 		return false;
 	ts->file_pending = 0;
-	f = ret >= 0 ? file_of_fd((__u64)ret) : NULL;
 	return !f || !inode_wanted(BPF_CORE_READ(f, f_inode));
 }
 
@@ -926,7 +913,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	is_root = layer == root_layer;
 	if (want_args && (nr_files || (events_on && is_root)))
 		ret = ret_of(ctx, method, args);
-	if (want_args && open_left_out(ts, layer, ret)) {
+	if (want_args && layer == LAYER_SYSCALL && op == FSOP_OPEN && open_exit(ts, ret)) {
 		/* Closed as if it never was: nothing recorded, the parts reset. */
 		ts->start_ns[layer] = 0;
 		if (split_calls)
@@ -1013,7 +1000,7 @@ static __always_inline bool layer_nests(__u32 layer)
 	SEC("tracepoint/" #category "/" #enter)                                                    \
 	int tp_##enter(struct trace_event_raw_##enter *ctx)                                        \
 	{                                                                                          \
-		if (nr_files && !tp_dev_ino_wanted(ctx->dev, ctx->ino))                            \
+		if (nr_files && !file_id_wanted(ctx->dev, ctx->ino))                               \
 			return 0;                                                                  \
 		return layer_enter(layer, op, layer_nests(layer), ctx, AM_CELL_TP,                 \
 				   ARGS_TP_DEV_INO);                                               \

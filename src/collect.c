@@ -70,7 +70,8 @@ out:
 	return ret;
 }
 
-static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
+/* Adds the drops map's counts, by reason, to drops. */
+static int read_drops(struct tracer *t, uint64_t drops[NR_DROP_REASONS], int ncpu)
 {
 	int fd = bpf_map__fd(t->skel->maps.drops);
 	uint64_t *percpu = calloc((size_t)ncpu, sizeof(*percpu));
@@ -84,7 +85,7 @@ static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
 			break;
 		}
 		for (int cpu = 0; cpu < ncpu; cpu++)
-			snap->drops[reason] += percpu[cpu];
+			drops[reason] += percpu[cpu];
 	}
 	free(percpu);
 	return ret;
@@ -92,12 +93,12 @@ static int read_drops(struct tracer *t, struct snapshot *snap, int ncpu)
 
 uint64_t tracer_drops(struct tracer *t, unsigned int reason)
 {
-	struct snapshot snap = {};
+	uint64_t drops[NR_DROP_REASONS] = {};
 	int ncpu = libbpf_num_possible_cpus();
 
-	if (ncpu <= 0 || read_drops(t, &snap, ncpu))
+	if (ncpu <= 0 || read_drops(t, drops, ncpu))
 		return 0;
-	return reason < NR_DROP_REASONS ? snap.drops[reason] : 0;
+	return reason < NR_DROP_REASONS ? drops[reason] : 0;
 }
 
 /* Every key of the breakdown map; keys only appear, so the walk is safe. */
@@ -184,7 +185,7 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 	memset(snap, 0, sizeof(*snap));
 	ret = read_cells(t, snap, ncpu);
 	if (!ret)
-		ret = read_drops(t, snap, ncpu);
+		ret = read_drops(t, snap->drops, ncpu);
 	if (!ret && t->breaking_down)
 		ret = read_breakdowns(t, snap);
 	if (!ret && t->root_layer >= 0)

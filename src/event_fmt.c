@@ -51,13 +51,10 @@ const char *event_file_label(const struct call_event *e, size_t size, char *buf,
 	return e->flags & EVF_PATH_CUT ? "path cut: deeper than the kernel walks" : NULL;
 }
 
-/* Is this part of the op shown: the self time of a layer that traces the
- * op, or a wait when off-CPU parts are on? */
-static bool part_shown(const struct event_ctx *c, unsigned int op, unsigned int p)
+/* Is this part of the call shown: traced for its op, or it took time. */
+static bool part_shown(const struct event_ctx *c, const struct call_event *e, unsigned int p)
 {
-	if (p < NR_CALL_LAYERS)
-		return op < NR_FS_OPS && (c->call_layers[op] & (1U << p));
-	return c->offcpu;
+	return part_traced(c->plan, c->offcpu, e->op, p) || e->part_ns[p];
 }
 
 static uint64_t event_latency(const struct call_event *e)
@@ -110,7 +107,7 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 
 		fprintf(out, " [");
 		for (unsigned int p = 0; p < NR_PARTS; p++) {
-			if (!part_shown(c, e->op, p) && !e->part_ns[p])
+			if (!part_shown(c, e, p))
 				continue;
 			fprintf(out, "%s%s %.0f%%", sep, part_name(p),
 				100.0 * (double)e->part_ns[p] / (double)lat);
@@ -167,7 +164,7 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 		json_object *parts = json_object_new_object();
 
 		for (unsigned int p = 0; p < NR_PARTS; p++)
-			if (part_shown(c, e->op, p) || e->part_ns[p])
+			if (part_shown(c, e, p))
 				json_object_object_add(parts, part_name(p),
 						       json_object_new_uint64(e->part_ns[p]));
 		json_object_object_add(o, "parts", parts);

@@ -15,9 +15,8 @@
 #include "report.h"
 
 struct event_ctx {
-	enum unit unit; /* text: the unit of times */
-	/* per op: the layers traced whose self time is a part (bit masks) */
-	unsigned int call_layers[NR_FS_OPS];
+	enum unit unit;		 /* text: the unit of times */
+	const struct plan *plan; /* which layers' self times are parts, per op */
 	bool parts;		 /* calls are split into parts */
 	bool offcpu;		 /* with io_wait, blocked, runqueue */
 	int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */

@@ -203,18 +203,25 @@ const char *part_name(unsigned int part)
 	}
 }
 
-bool report_has_part(const struct report *r, int op, unsigned int part)
+bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part)
 {
 	if (part >= NR_PARTS)
 		return false;
 	if (part >= NR_CALL_LAYERS)
-		return r->offcpu;
+		return offcpu;
 	if (op >= 0 && op < NR_FS_OPS)
-		return r->plan->cells[part][op].src != SRC_NONE || r->parts[op][part].sum_ns;
+		return plan->cells[part][op].src != SRC_NONE;
 	for (op = 0; op < NR_FS_OPS; op++)
-		if (r->plan->cells[part][op].src != SRC_NONE)
+		if (plan->cells[part][op].src != SRC_NONE)
 			return true;
 	return false;
+}
+
+bool report_has_part(const struct report *r, int op, unsigned int part)
+{
+	if (part_traced(r->plan, r->offcpu, op, part))
+		return true;
+	return part < NR_CALL_LAYERS && op >= 0 && op < NR_FS_OPS && r->parts[op][part].sum_ns;
 }
 
 int report_build(struct report *r, const struct config *cfg, const struct plan *plan,

@@ -80,10 +80,15 @@ void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, 
 const char *part_name(unsigned int part);
 
 /*
- * Is a part reported for op (-1: for any op)? A measured wait always; a
- * layer's self time where the layer is traced for op, or took time in its
- * calls anyway (an O_SYNC write reaches a file system's fsync).
+ * Is part a part of op's calls (-1: of any op's) by the plan: a wait when
+ * waits are measured (offcpu), a layer's self time where the plan traces
+ * the layer for op? Reports and events show these, and any other part
+ * that took time in a call anyway (an O_SYNC write reaches a file
+ * system's fsync).
  */
+bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part);
+
+/* Is a part reported for op (-1: for any op)? (part_traced, or took time) */
 bool report_has_part(const struct report *r, int op, unsigned int part);
 
 /*

@@ -310,23 +310,13 @@ static int session_start(struct session *s)
 	return 0;
 }
 
-/* Per op, the layers traced whose self time is a part of its calls. */
-static void call_layers(const struct plan *plan, unsigned int mask[NR_FS_OPS])
-{
-	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		mask[op] = 0;
-		for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
-			if (plan->cells[layer][op].src != SRC_NONE)
-				mask[op] |= 1U << layer;
-	}
-}
-
 /* --slower, --trace: the ring buffer's reader, once tracing. */
 static int open_events(struct session *s)
 {
 	struct timespec mono, real;
 	struct event_ctx ctx = {
 		.unit = s->cfg->unit,
+		.plan = &s->plan,
 		.parts = s->tracer.root_layer >= 0,
 		.offcpu = s->tracer.root_layer >= 0 && s->cfg->offcpu,
 		.disk_name = disk_name_kdev,
@@ -335,7 +325,6 @@ static int open_events(struct session *s)
 
 	if (s->tracer.events_fd < 0)
 		return 0;
-	call_layers(&s->plan, ctx.call_layers);
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	ctx.mono_to_real_ns =
@@ -355,10 +344,12 @@ static void on_events(struct session *s)
 {
 	if (event_feed_drain(&s->events) == 0)
 		return;
-	if (errno == EPIPE)
+	if (errno == EPIPE) {
 		s->end = END_OUTPUT_CLOSED;
-	else
-		s->end = END_ERROR, say("cannot write the events: %s", strerror(errno));
+	} else {
+		s->end = END_ERROR;
+		say("cannot write the events: %s", strerror(errno));
+	}
 }
 
 /* Opens the sink chosen by the options. */

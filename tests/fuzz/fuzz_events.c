@@ -57,6 +57,7 @@ static void check_call_lines(const struct event_ctx *ctx, const struct call_path
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
+	static struct plan plan;
 	struct event_ctx ctx = { .disk_name = disk };
 	struct trace_totals tt;
 	struct trace_writer *t;
@@ -69,8 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx.unit = (enum unit)(take_u8(&in) % 3);
 	ctx.parts = take_u8(&in) & 1;
 	ctx.offcpu = take_u8(&in) & 1;
-	for (unsigned int op = 0; op < NR_FS_OPS; op++)
-		ctx.call_layers[op] = take_u8(&in);
+	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
+		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+			plan.cells[layer][op].src = take_u8(&in) & 1 ? SRC_TP_BTF : SRC_NONE;
+	ctx.plan = &plan;
 	t = trace_open_stream(f, 1 + take_u8(&in) * 4, take_u8(&in) % 4 ? take_u8(&in) * 50 : 0,
 			      disk);
 	FUZZ_CHECK(t, "trace_open_stream");

@@ -86,9 +86,12 @@ static void sample_call(struct call_path_event *pe)
 	e->path_depth = 5;
 }
 
+/* The syscall layer traces reads; nothing else is traced. */
+static const struct plan syscall_reads = { .cells[LAYER_SYSCALL][FSOP_READ].src = SRC_TP_BTF };
+
 static const struct event_ctx ctx = {
 	.unit = UNIT_US,
-	.call_layers = { [FSOP_READ] = 1U << LAYER_SYSCALL },
+	.plan = &syscall_reads,
 	.parts = true,
 	.offcpu = true,
 	.mono_to_real_ns = 0,
