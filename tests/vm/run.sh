@@ -29,10 +29,24 @@ trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
 # null_blk: a device with a known delay (delayed_device_run).
-IOSB_VM_MODULES="${IOSB_VM_MODULES:-} null_blk" "$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-300}" \
-	--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq" \
-	"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
-rc=${PIPESTATUS[0]}
+run_guest() {
+	IOSB_VM_MODULES="${IOSB_VM_MODULES:-} null_blk" "$root/tools/vm/run.sh" \
+		--timeout "${IOSB_VM_TIMEOUT:-300}" \
+		--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq" \
+		"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
+	rc=${PIPESTATUS[0]}
+}
+run_guest "$@"
+# Under TCG a guest vCPU now and then stops answering the other's IPIs
+# (seen about once in five runs, while a tracer attaches or detaches and
+# the kernel patches its text): the guest's watchdog reports a soft lockup
+# and the guest runs into the timeout. That is the emulator stalling, not a
+# check failing, and it is said: the suite runs once more, and a second
+# stall, like any FAIL, fails it.
+if ((rc == 124)) && grep -q 'watchdog: BUG: soft lockup' "$log" && ! grep -q '^FAIL ' "$log"; then
+	echo "$prog: the guest stalled (soft lockup under TCG, above): running the suite again" >&2
+	run_guest "$@"
+fi
 
 # The guest's own tally is authoritative: console lines can be mangled by
 # kernel messages, so counting PASS lines here is only the fallback.
