@@ -61,9 +61,12 @@ all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/iostackbreak.bpf.o: bpf/iostackbreak.bpf.c bpf/iostackbreak.h bpf/hist_bucket.h bpf/cells.def $(VMLINUX) | $(OUTPUT)
+# One compilation unit: iostackbreak.bpf.c includes the per-layer files
+# (bpf/*.bpf.c, bpf/*.bpf.h); -MMD lists them all as prerequisites.
+$(OUTPUT)/iostackbreak.bpf.o: bpf/iostackbreak.bpf.c $(wildcard bpf/*.bpf.c bpf/*.bpf.h bpf/*.h) \
+		bpf/cells.def $(VMLINUX) | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(BPF_WARNINGS) \
+	$(Q)$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(BPF_WARNINGS) -MMD -MP \
 		-I$(dir $(VMLINUX)) -Ibpf $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@
 
 $(OUTPUT)/iostackbreak.skel.h: $(OUTPUT)/iostackbreak.bpf.o

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The block layer: each request timed from its origin (block_io_start,
+ * else insert) or its issue to its completion, attributed to the task that
+ * submitted it. Owns the map rq_starts.
+ *
+ * Included by iostackbreak.bpf.c (one compilation unit, see there).
+ */
+
+/*
+ * Request operations, cmd_flags & REQ_OP_MASK (the low 8 bits since Linux
+ * 4.10, "block: better op and flags encoding"). The values
+ * are fixed by include/linux/blk_types.h and used by blktrace's ABI; the
+ * enum's name changed (req_opf -> req_op, 6.0), so CO-RE cannot name it
+ * portably.
+ */
+#define KREQ_OP_MASK 0xff
+#define KREQ_OP_READ 0
+#define KREQ_OP_WRITE 1
+#define KREQ_OP_FLUSH 2
+#define KREQ_OP_DISCARD 3
+
+/* Knobs of the block layer, set by user space between open and load. */
+const volatile bool filter_dev;
+const volatile __u32 targ_dev;		 /* kernel dev_t of the disk */
+const volatile bool blk_queued;		 /* -Q: time from origin, not issue */
+const volatile bool blk_origin_attached; /* block_io_start or insert is attached */
+const volatile bool blk_origin_sees_all; /* it is block_io_start: every request */
+const volatile __u32 blk_rq_argn;	 /* index of the request in insert/issue */
+
+/* Requests in flight; deleted at completion, so a plain hash that can fill. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_INFLIGHT_RQS);
+	__type(key, __u64);
+	__type(value, struct rq_start);
+} rq_starts SEC(".maps");
+
+/* Before Linux 5.17 the disk hung off the request itself ("block: remove
+ * the ->rq_disk field in struct request", 5.17). */
+struct request___rq_disk {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/*
+ * btf: the program is tp_btf, whose request pointer the verifier knows, so
+ * fields are plain loads; raw_tp programs must copy them with probe reads.
+ * The flag is a constant in every caller, so only one path is compiled in.
+ */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(((struct request___rq_disk *)0)->rq_disk))
+		disk = BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+	else if (btf)
+		disk = rq->q->disk;
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return 0;
+	if (btf)
+		return KDEV_MAKE(disk->major, disk->first_minor);
+	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+static __always_inline __u32 rq_cmd_flags(struct request *rq, bool btf)
+{
+	return btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
+}
+
+static __always_inline __u32 rq_op(__u32 cmd_flags)
+{
+	switch (cmd_flags & KREQ_OP_MASK) {
+	case KREQ_OP_READ:
+		return BLKOP_READ;
+	case KREQ_OP_WRITE:
+		return BLKOP_WRITE;
+	case KREQ_OP_FLUSH:
+		return BLKOP_FLUSH;
+	case KREQ_OP_DISCARD:
+		return BLKOP_DISCARD;
+	default:
+		return BLKOP_OTHER;
+	}
+}
+
+static __always_inline __u32 rq_flags(__u32 f)
+{
+	__u32 out = 0;
+
+	/* Bit positions moved between kernels: CO-RE reads this kernel's. */
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_SYNC)))
+		out |= RQ_FLAG_SYNC;
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_META)))
+		out |= RQ_FLAG_META;
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA)))
+		out |= RQ_FLAG_FUA;
+	if (f & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		out |= RQ_FLAG_PREFLUSH;
+	return out;
+}
+
+/* The current thread's slots when a call of the root layer is open in it. */
+static __always_inline struct thread_starts *current_call(bool btf)
+{
+	struct task_struct *task =
+	    btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
+	struct thread_starts *ts = slots_of(task, btf);
+
+	if (!ts)
+		return NULL;
+	if (split_calls)
+		return parts_open(ts) ? ts : NULL;
+	return call_ns_of(ts) ? ts : NULL;
+}
+
+/* A request started by a thread inside a traced call: the call's block I/O. */
+static __always_inline void count_call_request(struct thread_starts *ts, struct request *rq,
+					       bool btf)
+{
+	ts->blk_requests++;
+	ts->blk_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+}
+
+/*
+ * Records a request's first sighting. The key (the struct request) may still
+ * hold an entry: the same request started again after a requeue (same
+ * allocation time: it replaces its own entry), or a new request in a struct
+ * whose last use never reached block_rq_complete (the kernel completed it
+ * without the tracepoint reporting it to us): that one is counted, never
+ * silently replaced.
+ */
+static __always_inline void rq_record(__u64 key, struct rq_start *v)
+{
+	struct rq_start *old;
+	long err;
+
+	err = bpf_map_update_elem(&rq_starts, &key, v, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		old = bpf_map_lookup_elem(&rq_starts, &key);
+		if (old && !(old->alloc_ns && old->alloc_ns == v->alloc_ns))
+			count_drop(DROP_RQ_COMPLETION_MISSED);
+		err = bpf_map_update_elem(&rq_starts, &key, v, BPF_ANY);
+	}
+	if (err)
+		count_drop(DROP_RQ_MAP_FULL);
+}
+
+/*
+ * The first sighting of a request, in the submitter's context: filters are
+ * applied here, and who and where are recorded for the completion.
+ */
+static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now, __u64 issue_ns,
+					  bool btf)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct rq_start v = {};
+	bool wanted = task_wanted(id);
+	struct thread_starts *call = NULL;
+
+	if (wanted && (split_calls || events_on || nr_files))
+		call = current_call(btf);
+	/* --file: only requests of calls on those files (an open is not yet). */
+	if (nr_files && (!call || call->file_pending))
+		wanted = false;
+	if (bpf_core_field_exists(rq->start_time_ns))
+		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
+
+	if (wanted && (filter_dev || by_disk)) {
+		v.dev = rq_dev(rq, btf);
+		wanted = !filter_dev || v.dev == targ_dev;
+	}
+	if (!wanted) {
+		/*
+		 * Insert does not see requests issued directly (no scheduler),
+		 * so issue must take those as first sightings; a request that
+		 * insert saw and filtered out is marked so that issue, maybe in
+		 * another task's context, does not take it as new.
+		 */
+		if (issue_ns || blk_origin_sees_all)
+			return 0;
+		v.excluded = 1;
+		rq_record(key, &v);
+		return 0;
+	}
+	if (by_pid)
+		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	if (call && (split_calls || events_on))
+		count_call_request(call, rq, btf);
+	if (call && events_on) {
+		v.tid = (__u32)id;
+		v.call_ns = call_ns_of(call);
+	}
+	v.origin_ns = now;
+	v.issue_ns = issue_ns;
+	v.tgid = id >> 32;
+	rq_record(key, &v);
+	return 0;
+}
+
+/* Origin (block_io_start, else insert). */
+static __always_inline int blk_origin(struct request *rq, bool btf)
+{
+	return blk_first_seen(rq, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
+}
+
+static __always_inline int blk_issue(struct request *rq, bool btf)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct rq_start *v;
+
+	/* Without an origin point issue is always the first sighting. */
+	if (!blk_origin_attached)
+		return blk_first_seen(rq, key, now, now, btf);
+	v = bpf_map_lookup_elem(&rq_starts, &key);
+	if (v) {
+		if (!v->excluded)
+			v->issue_ns = now;
+		return 0;
+	}
+	/* block_io_start sees every request: this one began before we did. */
+	if (blk_origin_sees_all)
+		return 0;
+	/* Insert was bypassed (no scheduler): issue is the first sighting. */
+	return blk_first_seen(rq, key, now, now, btf);
+}
+
+/*
+ * A request of a call completed (events): the slowest of the call so far,
+ * for its event, and with --trace the request itself.
+ */
+static __always_inline void call_request_done(struct request *rq, struct rq_start *v, __u64 start,
+					      __u64 delta, __u32 op, int error, __u32 nr_bytes,
+					      bool btf)
+{
+	__u32 dev = v->dev ? v->dev : rq_dev(rq, btf);
+	struct call_blk *cb = bpf_map_lookup_elem(&call_blk, &v->tid);
+	struct request_event *e;
+
+	if (cb && cb->call_ns == v->call_ns) {
+		if (delta > cb->max_ns) {
+			cb->max_ns = delta;
+			cb->dev = dev;
+		}
+	} else {
+		struct call_blk fresh = { .call_ns = v->call_ns, .max_ns = delta, .dev = dev };
+
+		bpf_map_update_elem(&call_blk, &v->tid, &fresh, BPF_ANY);
+	}
+	if (!trace_on)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->kind = EV_REQUEST;
+	e->op = (__u8)op;
+	e->error = error ? 1 : 0;
+	e->pad = 0;
+	e->tid = v->tid;
+	e->pid = v->tgid;
+	e->dev = dev;
+	e->call_ns = v->call_ns;
+	e->start_ns = start;
+	e->end_ns = start + delta;
+	e->bytes = nr_bytes;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
+{
+	__u64 key = (__u64)rq, start;
+	struct rq_start *v;
+	__u32 data_len;
+
+	v = bpf_map_lookup_elem(&rq_starts, &key);
+	if (!v)
+		return 0;
+	/* A partial completion: the request goes on with the rest. */
+	data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	if (nr_bytes < data_len)
+		return 0;
+	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
+	if (start) {
+		__u32 cmd_flags = rq_cmd_flags(rq, btf), op = rq_op(cmd_flags);
+		__u64 delta = bpf_ktime_get_ns() - start;
+
+		if (error)
+			record_error(LAYER_BLK, op, delta);
+		else
+			record(LAYER_BLK, op, delta);
+		if (events_on && v->call_ns)
+			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
+		if (by_pid || by_disk || by_flags) {
+			struct breakdown_key k = {
+				.cell_idx = CELL_INDEX(LAYER_BLK, op),
+				.tgid = by_pid ? v->tgid : 0,
+				.dev = by_disk ? v->dev : 0,
+				.flags = by_flags ? rq_flags(cmd_flags) : 0,
+			};
+
+			if (error)
+				record_breakdown_error(&k, by_pid ? v->comm : NULL, delta);
+			else
+				record_breakdown(&k, by_pid ? v->comm : NULL, delta);
+		}
+	}
+	bpf_map_delete_elem(&rq_starts, &key);
+	return 0;
+}
+
+/* Before Linux 5.11 insert and issue had the queue as their first argument
+ * ("block: remove the request_queue to argument request based
+ * tracepoints", 5.11). */
+#define RQ_ARG(args) ((struct request *)(blk_rq_argn ? (args)[1] : (args)[0]))
+
+SEC("tp_btf/block_io_start")
+int tb_io_start(__u64 *ctx)
+{
+	return blk_origin((struct request *)ctx[0], true);
+}
+
+SEC("tp_btf/block_rq_insert")
+int tb_rq_insert(__u64 *ctx)
+{
+	return blk_origin(RQ_ARG(ctx), true);
+}
+
+SEC("tp_btf/block_rq_issue")
+int tb_rq_issue(__u64 *ctx)
+{
+	return blk_issue(RQ_ARG(ctx), true);
+}
+
+SEC("tp_btf/block_rq_complete")
+int tb_rq_complete(__u64 *ctx)
+{
+	/* (rq, blk_status_t error, nr_bytes): any status but 0 is a failure. */
+	return blk_complete((struct request *)ctx[0], (__u8)ctx[1], (__u32)ctx[2], true);
+}
+
+SEC("raw_tp/block_io_start")
+int rt_io_start(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_origin((struct request *)ctx->args[0], false);
+}
+
+SEC("raw_tp/block_rq_insert")
+int rt_rq_insert(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_origin(RQ_ARG(ctx->args), false);
+}
+
+SEC("raw_tp/block_rq_issue")
+int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_issue(RQ_ARG(ctx->args), false);
+}
+
+SEC("raw_tp/block_rq_complete")
+int rt_rq_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_complete((struct request *)ctx->args[0], (__u8)ctx->args[1], (__u32)ctx->args[2],
+			    false);
+}

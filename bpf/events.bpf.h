@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Events to user space (--slower, --trace) through the events ring buffer:
+ * a call of the root layer as it ends, and with --trace the slices of
+ * layers and waits within it. Owns the maps events and call_blk; a full
+ * ring buffer is counted (DROP_EVENT_LOST).
+ *
+ * Part of the one compilation unit of iostackbreak.bpf.c (see there).
+ */
+#ifndef EVENTS_BPF_H
+#define EVENTS_BPF_H
+
+/*
+ * Calls of root_layer at least slower_ns long are sent to user space
+ * (events_on); trace_on adds the slices of layers and waits within calls,
+ * and the block requests calls submitted; full_path walks each call's path.
+ */
+const volatile bool events_on;
+const volatile bool trace_on;
+const volatile bool full_path;
+const volatile __u64 slower_ns;
+
+/* User space sizes it (a power of two of pages); one page when unused. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
+
+/* The slowest request of each thread's current call, for its event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct call_blk);
+} call_blk SEC(".maps");
+
+/* Room for an event in the ring buffer; no room is counted, never silent. */
+static __always_inline void *event_reserve(__u64 size)
+{
+	void *e = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!e)
+		count_drop(DROP_EVENT_LOST);
+	return e;
+}
+
+/*
+ * --full-path: the names on the way from the file up to the root of the
+ * mount tree, crossing mounts (struct mount is the kernel's own, read with
+ * CO-RE). path[i] is what step i passed: the file's own name first, then
+ * each directory; a step that crossed from a mount's root to where it is
+ * mounted passes no name (""). Each step writes its own slot, so the
+ * verifier sees one state per step, whatever the way went.
+ */
+static __always_inline void fill_path(struct call_path_event *pe, struct file *f)
+{
+	__u64 mnt_off = bpf_core_field_offset(struct mount, mnt);
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry), *parent;
+	struct vfsmount *vm = BPF_CORE_READ(f, f_path.mnt);
+	struct mount *m = (struct mount *)((__u64)vm - mnt_off), *up;
+
+	if (!d || !vm) {
+		pe->call.flags |= EVF_PATH_NONE;
+		return;
+	}
+	for (int i = 0; i < PATH_DEPTH; i++) {
+		pe->path[i][0] = '\0';
+		if (d == BPF_CORE_READ(vm, mnt_root)) {
+			up = BPF_CORE_READ(m, mnt_parent);
+			if (up == m || !up) {
+				pe->call.path_depth = (__u8)i; /* the root */
+				return;
+			}
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = up;
+			vm = (struct vfsmount *)((__u64)m + mnt_off);
+			continue;
+		}
+		parent = BPF_CORE_READ(d, d_parent);
+		if (parent == d || !parent) {
+			/* the root of a tree no mount shows (a pipe, a socket) */
+			pe->call.path_depth = (__u8)i;
+			pe->call.flags |= EVF_PATH_NONE;
+			return;
+		}
+		bpf_probe_read_kernel_str(pe->path[i], FILE_NAME_LEN,
+					  BPF_CORE_READ(d, d_name.name));
+		d = parent;
+	}
+	pe->call.path_depth = PATH_DEPTH;
+	pe->call.flags |= EVF_PATH_CUT;
+}
+
+/* A call of the root layer ended, at least slower_ns long (or --trace). */
+static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u32 op, __u64 start,
+				      __u64 now, __s64 ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct call_event *e;
+	struct call_blk *cb;
+	struct file *f;
+
+	if (full_path)
+		e = event_reserve(sizeof(struct call_path_event));
+	else
+		e = event_reserve(sizeof(struct call_event));
+	if (!e)
+		return;
+	e->kind = EV_CALL;
+	e->layer = (__u8)layer;
+	e->op = (__u8)op;
+	e->path_depth = 0;
+	e->flags = 0;
+	e->pid = id >> 32;
+	e->tid = tid;
+	e->call_ns = start;
+	e->end_ns = now;
+	e->ret = ret;
+	e->pos = ts->pos;
+	e->bytes = ts->bytes;
+	for (__u32 p = 0; p < NR_PARTS; p++)
+		e->part_ns[p] = split_calls ? ts->part_ns[p] : 0;
+	e->blk_requests = ts->blk_requests;
+	e->blk_bytes = ts->blk_bytes;
+	e->blk_max_ns = 0;
+	e->blk_max_dev = 0;
+	cb = ts->blk_requests ? bpf_map_lookup_elem(&call_blk, &tid) : NULL;
+	if (cb && cb->call_ns == start) {
+		e->blk_max_ns = cb->max_ns;
+		e->blk_max_dev = cb->dev;
+	}
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	f = (struct file *)ts->file;
+	e->file[0] = '\0';
+	e->ino = 0;
+	e->dev = 0;
+	if (f) {
+		struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+		bpf_probe_read_kernel_str(e->file, sizeof(e->file),
+					  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+		e->ino = BPF_CORE_READ(inode, i_ino);
+		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	} else {
+		e->flags |= EVF_NO_FILE;
+	}
+	if (full_path) {
+		if (f)
+			fill_path((struct call_path_event *)e, f);
+		else
+			e->flags |= EVF_PATH_NONE;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* --trace: a layer's call, or an off-CPU wait, inside the root's call. */
+static __always_inline void emit_slice(__u32 tid, __u64 call_ns, __u32 what, __u32 op, __u64 start,
+				       __u64 end)
+{
+	struct slice_event *e;
+
+	if (!call_ns)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->kind = EV_SLICE;
+	e->what = (__u8)what;
+	e->op = (__u8)op;
+	e->pad = 0;
+	e->tid = tid;
+	e->call_ns = call_ns;
+	e->start_ns = start;
+	e->end_ns = end;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif /* EVENTS_BPF_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Timing one layer's call: the entry and exit every layer of threads
+ * shares (syscall, vfs, file systems), with nesting, the parts of the root
+ * call, events and -P. Owns the maps call_parts and call_ops. The programs
+ * that call it are in syscall.bpf.c and fs.bpf.c.
+ *
+ * Part of the one compilation unit of iostackbreak.bpf.c (see there).
+ */
+#ifndef LAYER_BPF_H
+#define LAYER_BPF_H
+
+/*
+ * The calls of the root layer split into parts, per op: the totals, and per
+ * part a histogram of its time per call (calls where a part took no time
+ * are not added: user space adds them as zeros).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_FS_OPS *NR_PARTS);
+	__type(key, __u32);
+	__type(value, struct cell_hist);
+} call_parts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_FS_OPS);
+	__type(key, __u32);
+	__type(value, struct call_totals);
+} call_ops SEC(".maps");
+
+/*
+ * nest: the layer can be re-entered by the same thread (overlayfs, loop over
+ * a file): count depth and time the outermost call. A system call cannot
+ * nest, so its slot is simply overwritten, which also heals a lost exit.
+ */
+static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *ctx, int method,
+				       int args)
+{
+	/* The ids cost a helper call: only filters and the hash need them. */
+	bool need_id = nr_targ_tgids || targ_tid || !use_task_storage;
+	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
+	__u32 tid = (__u32)id;
+	struct thread_starts *ts;
+	__u64 now;
+
+	if (layer >= NR_LAYERS || !task_wanted(id))
+		return 0;
+	if (use_task_storage) {
+		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(),
+					  (void *)&fresh_slots, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ts) {
+			count_drop(DROP_THREAD_MAP_FULL);
+			return 0;
+		}
+		goto have_slot;
+	}
+	ts = bpf_map_lookup_elem(&thread_starts, &tid);
+	if (!ts) {
+		bpf_map_update_elem(&thread_starts, &tid, &fresh_slots, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&thread_starts, &tid);
+		if (!ts) {
+			count_drop(DROP_THREAD_MAP_FULL);
+			return 0;
+		}
+	}
+have_slot:
+	if (nest && ts->depth[layer]) {
+		ts->depth[layer]++;
+		return 0;
+	}
+	/* Only an outermost call asks: its exit must find what its entry did. */
+	if (want_args && !call_args_read(ts, ctx, method, args, layer, op))
+		return 0;
+	if (nest)
+		ts->depth[layer] = 1;
+	now = bpf_ktime_get_ns();
+	ts->start_ns[layer] = now;
+	if (split_calls) {
+		parts_enter(ts, layer, now);
+	} else if (events_on && layer == root_layer) {
+		ts->blk_requests = 0;
+		ts->blk_bytes = 0;
+	}
+	return 0;
+}
+
+/* A call of the root layer ended: its parts, per op. */
+static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u64 delta)
+{
+	struct call_totals *t = bpf_map_lookup_elem(&call_ops, &op);
+
+	if (!t || op >= NR_FS_OPS)
+		return;
+	t->count++;
+	t->total_ns += delta;
+	t->blk_requests += ts->blk_requests;
+	t->blk_bytes += ts->blk_bytes;
+	for (__u32 p = 0; p < NR_PARTS; p++)
+		if (ts->part_ns[p])
+			hist_add(&call_parts, op * NR_PARTS + p, ts->part_ns[p]);
+}
+
+/*
+ * -P: the same per process, in the breakdown map, under cell indexes past
+ * the cells': CALL_PART_INDEX(op, part) per part (calls with the part > 0)
+ * and CALL_TOTAL_INDEX(op) for the calls themselves.
+ */
+static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 op, __u64 delta,
+					       struct breakdown_key *key, const char *comm)
+{
+	if (op >= NR_FS_OPS)
+		return;
+	key->cell_idx = CALL_TOTAL_INDEX(op);
+	record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, delta);
+	for (__u32 p = 0; p < NR_PARTS; p++) {
+		if (!ts->part_ns[p])
+			continue;
+		key->cell_idx = CALL_PART_INDEX(op, p);
+		record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, ts->part_ns[p]);
+	}
+}
+
+static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ctx, int method,
+				      int args)
+{
+	bool need_id = nr_targ_tgids || !use_task_storage || by_pid;
+	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
+	__u32 tid = (__u32)id;
+	struct thread_starts *ts;
+	__u64 start, delta, now;
+	bool root_done, is_root;
+	__s64 ret = 0;
+
+	if (layer >= NR_LAYERS || !tgid_wanted(id))
+		return 0;
+	/* First, so that our own lookups are not in the call's latency. */
+	now = bpf_ktime_get_ns();
+	if (use_task_storage)
+		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
+	else
+		ts = bpf_map_lookup_elem(&thread_starts, &tid);
+	if (!ts)
+		return 0;
+	if (nest) {
+		if (!ts->depth[layer])
+			return 0; /* entered before we attached */
+		if (--ts->depth[layer])
+			return 0; /* an inner call of the same layer */
+	}
+	start = ts->start_ns[layer];
+	if (!start)
+		return 0;
+	is_root = layer == root_layer;
+	if (want_args && (nr_files || (events_on && is_root)))
+		ret = ret_of(ctx, method, args);
+	if (want_args && layer == LAYER_SYSCALL && op == FSOP_OPEN && open_exit(ts, ret)) {
+		/* Closed as if it never was: nothing recorded, the parts reset. */
+		ts->start_ns[layer] = 0;
+		if (split_calls)
+			parts_exit(ts, layer, now);
+		return 0;
+	}
+	if (trace_on && !is_root) {
+		__u64 call_ns = call_ns_of(ts);
+
+		if (call_ns && call_ns <= start)
+			emit_slice(tid ? tid : (__u32)bpf_get_current_pid_tgid(), call_ns, layer,
+				   op, start, now);
+	}
+	ts->start_ns[layer] = 0;
+	delta = now - start;
+	record(layer, op, delta);
+	/* The root's parts sum to delta: both run from its start to now. */
+	root_done = split_calls && parts_exit(ts, layer, now) && is_root;
+	if (root_done)
+		record_call(ts, op, delta);
+	if (events_on && is_root && (delta >= slower_ns || trace_on))
+		emit_call(ts, layer, op, start, now, ret);
+	if (by_pid) {
+		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op), .tgid = id >> 32 };
+		char comm[COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		record_breakdown(&key, comm, delta);
+		if (root_done)
+			record_call_by_pid(ts, op, delta, &key, comm);
+	}
+	return 0;
+}
+
+/* Does the layer nest (cells.def)? A constant wherever layer is one. */
+static __always_inline bool layer_nests(__u32 layer)
+{
+	switch (layer) {
+#define LAYER(id, name, nests)                                                                     \
+	case id:                                                                                   \
+		return nests;
+#include "cells.def"
+	}
+	return false;
+}
+
+/*
+ * The programs of every cell target, from the table of cells. A fentry or
+ * kprobe program serves one function, bound by user space before load; the
+ * names say what each serves (src/progtab.c resolves them from the
+ * skeleton, so a program missing here fails the build there):
+ *   se_/sx_<syscall>     syscalls:sys_enter_/sys_exit_<syscall>
+ *   fe_/fx_sys_<syscall> fentry/fexit on the arch's syscall wrapper
+ *   kp_/kr_sys_<syscall> kprobe/kretprobe on the same
+ *   fe_/fx_<func>        fentry/fexit on a kernel function
+ *   kp_/kr_<func>        kprobe/kretprobe on the same
+ *   tp_<enter>/tp_<exit> a cell's own tracepoint pair
+ */
+#define ENTRY_EXIT(sec_in, in, sec_out, out, layer, op, method, args)                              \
+	SEC(sec_in)                                                                                \
+	int in(void *ctx)                                                                          \
+	{                                                                                          \
+		return layer_enter(layer, op, layer_nests(layer), ctx, method, args);              \
+	}                                                                                          \
+	SEC(sec_out)                                                                               \
+	int out(void *ctx)                                                                         \
+	{                                                                                          \
+		return layer_exit(layer, op, layer_nests(layer), ctx, method, args);               \
+	}
+
+#endif /* LAYER_BPF_H */

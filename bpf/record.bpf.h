@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where every timed value lands: the per-CPU histograms of the cells, the
+ * breakdown by process, disk or flags (-P/-D/-F), and the drops counted
+ * when something could not be recorded. Owns the maps cells,
+ * breakdown_cells, breakdown_zero and drops.
+ *
+ * Part of the one compilation unit of iostackbreak.bpf.c (see there).
+ */
+#ifndef RECORD_BPF_H
+#define RECORD_BPF_H
+
+/* From include/uapi/asm-generic/errno-base.h: vmlinux.h has no macros. */
+#define EEXIST 17
+
+const volatile bool by_pid;   /* -P */
+const volatile bool by_disk;  /* -D */
+const volatile bool by_flags; /* -F */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_CELLS);
+	__type(key, __u32);
+	__type(value, struct cell_hist);
+} cells SEC(".maps");
+
+/* Breakdowns by process, disk or flags; entries appear as keys are seen. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_BREAKDOWN_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct breakdown_key);
+	__type(value, struct breakdown_cell);
+} breakdown_cells SEC(".maps");
+
+/* Never written: the zeroed value a new breakdown key starts from (a
+ * breakdown_cell is too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct breakdown_cell);
+} breakdown_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_DROP_REASONS);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
+
+	if (n)
+		(*n)++;
+}
+
+/* Adds one value to a per-CPU histogram of map at idx. */
+static __always_inline void hist_add(void *map, __u32 idx, __u64 delta)
+{
+	struct cell_hist *c = bpf_map_lookup_elem(map, &idx);
+	__u32 b;
+
+	if (!c)
+		return;
+	b = hist_bucket(delta);
+	/*
+	 * hist_bucket() caps the index, but the verifier cannot see that: hide
+	 * b from clang so it keeps a check the verifier can.
+	 */
+	asm volatile("" : "+r"(b));
+	if (b >= HIST_NR_BUCKETS)
+		return;
+	c->buckets[b]++;
+	if (!c->count || delta < c->min_ns)
+		c->min_ns = delta;
+	if (delta > c->max_ns)
+		c->max_ns = delta;
+	c->count++;
+	c->sum_ns += delta;
+}
+
+static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
+{
+	hist_add(&cells, CELL_INDEX(layer, op), delta);
+}
+
+/* A block request that failed: counted and timed beside the histogram. */
+static __always_inline void record_error(__u32 layer, __u32 op, __u64 delta)
+{
+	__u32 idx = CELL_INDEX(layer, op);
+	struct cell_hist *c = bpf_map_lookup_elem(&cells, &idx);
+
+	if (!c)
+		return;
+	c->errors++;
+	c->error_sum_ns += delta;
+}
+
+/* Keeps the smallest (or largest) value seen, against other CPUs. */
+static __always_inline void atomic_min(__u64 *p, __u64 v)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *p;
+
+		if (old && old <= v) /* 0: no value yet */
+			return;
+		if (__sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+static __always_inline void atomic_max(__u64 *p, __u64 v)
+{
+	for (int i = 0; i < 8; i++) {
+		__u64 old = *p;
+
+		if (old >= v)
+			return;
+		if (__sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
+								struct breakdown_key *key);
+
+/* A key's cell of the breakdown map, made if new; a full map is counted as
+ * the reason `full`. */
+static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
+								struct breakdown_key *key)
+{
+	struct breakdown_cell *v = bpf_map_lookup_elem(&breakdown_cells, key);
+	__u32 zero = 0;
+
+	if (!v) {
+		struct breakdown_cell *z = bpf_map_lookup_elem(&breakdown_zero, &zero);
+		long err;
+
+		if (!z)
+			return NULL;
+		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
+		if (err && err != -EEXIST) { /* EEXIST: another CPU made it */
+			count_drop(full);
+			return NULL;
+		}
+		v = bpf_map_lookup_elem(&breakdown_cells, key);
+	}
+	return v;
+}
+
+static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key *key,
+						const char *comm, __u64 delta);
+
+/* A key's cell of the breakdown map; a full map is counted as its reason. */
+static __always_inline void record_breakdown(struct breakdown_key *key, const char *comm,
+					     __u64 delta)
+{
+	record_breakdown_or(DROP_BREAKDOWN_MAP_FULL, key, comm, delta);
+}
+
+/* A failed block request of a key: counted apart, as in record_error(). */
+static __always_inline void record_breakdown_error(struct breakdown_key *key, const char *comm,
+						   __u64 delta)
+{
+	struct breakdown_cell *v = breakdown_cell_of(DROP_BREAKDOWN_MAP_FULL, key);
+
+	if (!v)
+		return;
+	if (comm)
+		__builtin_memcpy(v->comm, comm, COMM_LEN);
+	__sync_fetch_and_add(&v->cell.errors, 1);
+	__sync_fetch_and_add(&v->cell.error_sum_ns, delta);
+}
+
+static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key *key,
+						const char *comm, __u64 delta)
+{
+	struct breakdown_cell *v = breakdown_cell_of(full, key);
+	__u32 b;
+
+	if (!v)
+		return;
+	/* The latest name: a process that execs after its first I/O renames. */
+	if (comm)
+		__builtin_memcpy(v->comm, comm, COMM_LEN);
+	b = hist_bucket(delta);
+	asm volatile("" : "+r"(b));
+	if (b >= HIST_NR_BUCKETS)
+		return;
+	__sync_fetch_and_add(&v->cell.buckets[b], 1);
+	__sync_fetch_and_add(&v->cell.count, 1);
+	__sync_fetch_and_add(&v->cell.sum_ns, delta);
+	atomic_min(&v->cell.min_ns, delta ? delta : 1);
+	atomic_max(&v->cell.max_ns, delta);
+}
+
+#endif /* RECORD_BPF_H */
