@@ -34,6 +34,7 @@ enum long_only_keys {
 	OPT_FILE,
 	OPT_TRACE,
 	OPT_TRACE_MAX,
+	OPT_NO_VERDICT,
 };
 
 static const char doc[] =
@@ -103,6 +104,8 @@ static const struct argp_option options[] = {
 	  "measures it, map memory, dropped events",
 	  0 },
 	{ "timestamp", OPT_TIMESTAMP, NULL, 0, "Print the time before each report", 0 },
+	{ "no-verdict", OPT_NO_VERDICT, NULL, 0,
+	  "Text and JSON: leave out the verdict, the line that says where the time went", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS and print the report", 0 },
 	{ "disk", 'd', "DISK", 0,
 	  "Block layer: trace only this disk, by its /sys/block name (e.g. nvme0n1)", 0 },
@@ -413,6 +416,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_OFFCPU:
 		cfg->offcpu = false;
+		break;
+	case OPT_NO_VERDICT:
+		cfg->no_verdict = true;
 		break;
 	case OPT_NO_PARTS:
 		cfg->split_calls = false;

@@ -38,6 +38,7 @@ struct config {
 	unsigned int top;      /* --top: keys shown per cell in text; 0: all */
 	unsigned int max_keys; /* --max-keys: room of the breakdown map; 0: default */
 	bool timestamp;	       /* --timestamp on each report */
+	bool no_verdict;       /* --no-verdict: no verdict line (src/verdict.h) */
 	bool stats;	       /* --stats: the tracer's own cost in each report */
 	unsigned int duration; /* --duration: stop after this many seconds */
 	const char *disk;      /* -d name, resolved later against sysfs */

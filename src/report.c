@@ -237,6 +237,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	r->interval_s = secs;
 	r->plan = plan;
 	r->timestamp = cfg->timestamp;
+	r->verdict = !cfg->no_verdict;
+	r->disk = cfg->disk;
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
 		r->drops[i] = cur->drops[i] - prev->drops[i];
 		r->dropped += r->drops[i];

@@ -32,6 +32,8 @@ struct report {
 	uint64_t drops[NR_DROP_REASONS]; /* the same, by reason */
 	const struct plan *plan;
 	bool timestamp; /* text: print the time first */
+	bool verdict;	/* text and JSON: the verdict line first (src/verdict.h) */
+	const char *disk; /* -d: the disk's name, or NULL */
 	/* Breakdowns (-P, -D, -F): entries in report order, or none. */
 	bool by_pid, by_disk, by_flags;
 	const struct breakdown_set *breakdowns;

@@ -7,6 +7,7 @@
 #include "layers.h"
 #include "report.h"
 #include "sink.h"
+#include "verdict.h"
 
 static json_object *cell_json(unsigned int layer, unsigned int op, const struct cell_hist *c)
 {
@@ -110,6 +111,12 @@ static void json_begin(struct sink *s, const struct report *r)
 	format_iso8601(&r->wall, when, sizeof(when));
 	json_object_object_add(js->root, "time", json_object_new_string(when));
 	json_object_object_add(js->root, "interval_s", json_seconds(r->interval_s));
+	if (r->verdict) {
+		char verdict[512];
+
+		report_verdict(r, verdict, sizeof(verdict));
+		json_object_object_add(js->root, "verdict", json_object_new_string(verdict));
+	}
 }
 
 static void json_cell(struct sink *s, const struct report *r, unsigned int layer, unsigned int op)

@@ -7,6 +7,7 @@
 #include "quote.h"
 #include "report.h"
 #include "sink.h"
+#include "verdict.h"
 
 #define BAR_WIDTH 40
 
@@ -230,14 +231,18 @@ static void text_stats(struct sink *s, const struct report *r)
 
 static void text_begin(struct sink *s, const struct report *r)
 {
-	char when[40];
+	char when[40], verdict[512];
 	struct tm tm;
 
-	if (!r->timestamp)
-		return;
-	localtime_r(&r->wall.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(s->out, "\n%s\n", when);
+	if (r->timestamp) {
+		localtime_r(&r->wall.tv_sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		fprintf(s->out, "\n%s\n", when);
+	}
+	if (r->verdict) {
+		report_verdict(r, verdict, sizeof(verdict));
+		fprintf(s->out, "\nverdict: %s\n", verdict);
+	}
 }
 
 /* A traced cell with events: its histogram. */

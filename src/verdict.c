@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The verdict line (rules in verdict.h and the man page). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "layers.h"
+#include "verdict.h"
+
+#define MAX_PARTS_SHOWN 4
+#define SPREAD_FACTOR 10 /* p99 at least this many times p50 */
+#define SPREAD_MIN_CALLS 10
+
+void format_duration(uint64_t ns, char *buf, size_t sz)
+{
+	static const struct {
+		uint64_t ns;
+		const char *name;
+	} units[] = { { 1000000000ULL, "s" }, { 1000000ULL, "ms" }, { 1000ULL, "us" } };
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		double v = (double)ns / (double)units[i].ns;
+
+		if (ns < units[i].ns)
+			continue;
+		/* Two significant digits below 10, whole numbers above. */
+		snprintf(buf, sz, v < 10 ? "%.1f %s" : "%.0f %s", v, units[i].name);
+		return;
+	}
+	snprintf(buf, sz, "%" PRIu64 " ns", ns);
+}
+
+/* A line being written: appends past the end are cut, never overflow. */
+struct line {
+	char *buf;
+	size_t sz, n;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct line *ln, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (ln->n + 1 >= ln->sz)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(ln->buf + ln->n, ln->sz - ln->n, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		ln->n = ln->n + (size_t)w < ln->sz ? ln->n + (size_t)w : ln->sz - 1;
+}
+
+/* 12402 -> "12,402": counts a person reads at a glance. */
+static void format_count(uint64_t n, char *buf, size_t sz)
+{
+	char digits[32];
+	size_t len, out = 0;
+
+	snprintf(digits, sizeof(digits), "%" PRIu64, n);
+	len = strlen(digits);
+	for (size_t i = 0; i < len && out + 2 < sz; i++) {
+		if (i && (len - i) % 3 == 0)
+			buf[out++] = ',';
+		buf[out++] = digits[i];
+	}
+	buf[out] = '\0';
+}
+
+static bool timed_any(const struct report *r, unsigned int layer)
+{
+	for (unsigned int op = 0; op < layer_nr_ops(layer); op++)
+		if (r->cells[layer][op].count)
+			return true;
+	return false;
+}
+
+/* Rule 1: the root layer when calls are split, else the outermost layer
+ * with events (also when the root timed nothing: block requests with no
+ * traced call, such as writeback); -1 when nothing was timed. */
+static int judged_layer(const struct report *r)
+{
+	if (r->root_layer >= 0 && timed_any(r, (unsigned int)r->root_layer))
+		return r->root_layer;
+	for (unsigned int l = 0; l < NR_LAYERS; l++)
+		if (timed_any(r, l))
+			return (int)l;
+	return -1;
+}
+
+static bool split(const struct report *r, unsigned int layer, unsigned int op)
+{
+	return r->root_layer >= 0 && (int)layer == r->root_layer && op < NR_FS_OPS &&
+	       r->calls[op].count;
+}
+
+/* The disk the io_wait was for: -d's, else the busiest of -D, else none. */
+static void waited_disk(const struct report *r, char *buf, size_t sz)
+{
+	uint64_t best = 0;
+	uint32_t best_dev = 0;
+	bool several = false;
+
+	if (r->disk) {
+		snprintf(buf, sz, "%s", r->disk);
+		return;
+	}
+	buf[0] = '\0';
+	if (!r->breakdowns || !r->by_disk)
+		return;
+	for (size_t i = 0; i < r->breakdowns->n; i++) {
+		const struct breakdown_entry *e = &r->breakdowns->v[i];
+
+		if (CELL_LAYER(e->key.cell_idx) != LAYER_BLK || !e->cell.count)
+			continue;
+		if (best && e->key.dev != best_dev)
+			several = true;
+		if (e->cell.sum_ns > best) {
+			best = e->cell.sum_ns;
+			best_dev = e->key.dev;
+		}
+	}
+	if (!best)
+		return;
+	if (r->disk_name)
+		r->disk_name(best_dev, buf, sz);
+	else
+		format_kdev(best_dev, buf, sz);
+	if (several && strlen(buf) + 12 < sz)
+		strcat(buf, " and others");
+}
+
+/* "82% waiting for vda (1.3 requests/call), 12% runqueue, 6% ext4 on CPU" */
+static void parts_phrase(const struct report *r, unsigned int op, struct line *ln)
+{
+	const struct call_totals *c = &r->calls[op];
+	bool used[NR_PARTS] = { false };
+
+	for (unsigned int shown = 0; shown < MAX_PARTS_SHOWN; shown++) {
+		uint64_t best_ns = 0;
+		unsigned int best = NR_PARTS;
+		double share;
+
+		for (unsigned int p = 0; p < NR_PARTS; p++)
+			if (!used[p] && r->parts[op][p].sum_ns > best_ns) {
+				best_ns = r->parts[op][p].sum_ns;
+				best = p;
+			}
+		if (best == NR_PARTS)
+			break;
+		used[best] = true;
+		share = 100.0 * (double)best_ns / (double)c->total_ns;
+		if (share < 1.0)
+			break;
+		put(ln, "%s%.0f%% ", shown ? ", " : "", share);
+		if (best == PART_IO_WAIT) {
+			char disk[64];
+
+			waited_disk(r, disk, sizeof(disk));
+			put(ln, "waiting for %s", disk[0] ? disk : "I/O");
+			if (c->blk_requests) {
+				double per_call = (double)c->blk_requests / (double)c->count;
+
+				/* 0.024, not 0.0: a few calls of many went to the disk. */
+				put(ln,
+				    per_call < 1 ? " (%.2g requests/call)"
+						 : " (%.1f requests/call)",
+				    per_call);
+			}
+		} else if (best < NR_CALL_LAYERS) {
+			put(ln, "%s on CPU", layer_name(best));
+		} else {
+			put(ln, "%s", part_name(best));
+		}
+	}
+}
+
+/* One op's phrase; spread: named for rule 2. */
+static void op_phrase(const struct report *r, unsigned int layer, unsigned int op, bool spread,
+		      struct line *ln)
+{
+	const struct cell_hist *c = &r->cells[layer][op];
+	uint64_t p50 = cell_percentile(c, 50), p99 = cell_percentile(c, 99);
+	char p99s[32], count[32];
+
+	format_duration(p99, p99s, sizeof(p99s));
+	format_count(c->count, count, sizeof(count));
+	/* The syscall layer is the one people mean by "read": it goes unnamed. */
+	if (layer != LAYER_SYSCALL)
+		put(ln, "%s ", layer_name(layer));
+	put(ln, "%s p99 %s (%s %s", op_name(layer, op), p99s, count,
+	    layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
+			       : (c->count == 1 ? "call" : "calls"));
+	if (spread && p50)
+		put(ln, ", p99 %.0fx p50", (double)p99 / (double)p50);
+	put(ln, ")");
+	if (split(r, layer, op)) {
+		put(ln, ": ");
+		parts_phrase(r, op, ln);
+	}
+}
+
+/* Rule 2's test: a long tail, over enough calls to mean it. */
+static bool spread_out(const struct cell_hist *c)
+{
+	uint64_t p50 = cell_percentile(c, 50);
+
+	return c->count >= SPREAD_MIN_CALLS && p50 && cell_percentile(c, 99) >= SPREAD_FACTOR * p50;
+}
+
+void report_verdict(const struct report *r, char *buf, size_t sz)
+{
+	struct line ln = { .buf = buf, .sz = sz, .n = 0 };
+	int layer = judged_layer(r);
+	unsigned int top = 0, l;
+	uint64_t top_ns = 0;
+
+	if (!sz)
+		return;
+	buf[0] = '\0';
+	if (layer < 0) {
+		put(&ln, "no I/O was timed");
+		return;
+	}
+	l = (unsigned int)layer;
+	for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
+		uint64_t ns = split(r, l, op) ? r->calls[op].total_ns : r->cells[l][op].sum_ns;
+
+		if (ns > top_ns) {
+			top_ns = ns;
+			top = op;
+		}
+	}
+	op_phrase(r, l, top, spread_out(&r->cells[l][top]), &ln);
+	for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
+		if (op == top || !spread_out(&r->cells[l][op]))
+			continue;
+		put(&ln, "; ");
+		op_phrase(r, l, op, true, &ln);
+	}
+}
