@@ -38,7 +38,7 @@ CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame
 endif
 INCLUDES := -I$(OUTPUT) -Ibpf -Isrc
 LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
-	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread
+	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread -lm
 
 # The system headers clang needs for BPF (asm/types.h and friends).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -48,7 +48,7 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
-	src/verdict.c
+	src/verdict.c src/heatmap.c
 BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/metrics.c \
 	src/events.c src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))

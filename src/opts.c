@@ -35,6 +35,7 @@ enum long_only_keys {
 	OPT_TRACE,
 	OPT_TRACE_MAX,
 	OPT_NO_VERDICT,
+	OPT_HEATMAP,
 };
 
 static const char doc[] =
@@ -104,6 +105,10 @@ static const struct argp_option options[] = {
 	  "measures it, map memory, dropped events",
 	  0 },
 	{ "timestamp", OPT_TIMESTAMP, NULL, 0, "Print the time before each report", 0 },
+	{ "heatmap", OPT_HEATMAP, "FILE", 0,
+	  "With an interval: write a latency heat map of the run to FILE (SVG) when it "
+	  "ends, a panel per layer and op, a column per interval",
+	  0 },
 	{ "no-verdict", OPT_NO_VERDICT, NULL, 0,
 	  "Text and JSON: leave out the verdict, the line that says where the time went", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop after SECONDS and print the report", 0 },
@@ -420,6 +425,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_NO_VERDICT:
 		cfg->no_verdict = true;
 		break;
+	case OPT_HEATMAP:
+		if (!*arg)
+			return fail(cfg, "empty --heatmap: give the SVG file to write, e.g. "
+					 "--heatmap=io.svg");
+		cfg->heatmap = arg;
+		break;
 	case OPT_NO_PARTS:
 		cfg->split_calls = false;
 		break;
@@ -597,6 +608,9 @@ static int check_exporter(struct config *cfg)
 	if (cfg->json)
 		return fail(cfg, "%s exports metrics instead of printing reports: drop --json",
 			    mode);
+	if (cfg->heatmap)
+		return fail(cfg, "%s exports metrics instead of printing reports: drop --heatmap",
+			    mode);
 	if (cfg->plan_only)
 		return fail(cfg, "--plan attaches and exits: it does not go with %s", mode);
 	if (cfg->command)
@@ -680,6 +694,13 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	if (cfg->full_path && !cfg->slower && !cfg->trace)
 		return fail(cfg, "--full-path names the files of events: add --slower or --trace"),
 		       2;
+	if (cfg->heatmap && !cfg->interval && !cfg->plan_only && !cfg->prometheus &&
+	    !cfg->textfile)
+		return fail(cfg, "--heatmap draws a column per interval report: give an interval, "
+				 "e.g. iostackbreak --heatmap=io.svg 1"),
+		       2;
+	if (cfg->heatmap && cfg->plan_only)
+		return fail(cfg, "--plan attaches and exits: it draws no --heatmap"), 2;
 	if (cfg->trace_max && !cfg->trace)
 		return fail(cfg, "--trace-max bounds the --trace file: add --trace"), 2;
 	if (!cfg->trace_max)

@@ -35,6 +35,7 @@
 #include "report.h"
 #include "session.h"
 #include "sink.h"
+#include "heatmap.h"
 
 enum end_reason {
 	END_NONE,
@@ -57,6 +58,7 @@ struct session {
 	struct tracer tracer;
 	struct command cmd;
 	struct sink sink;
+	struct heatmap *heatmap; /* --heatmap: a column per report */
 	struct metrics *metrics;  /* exporter mode (--prometheus, --textfile) */
 	struct event_feed events; /* --slower, --trace */
 	bool have_events;
@@ -381,6 +383,11 @@ static int write_report(struct session *s, bool interval)
 	    s->knobs.filter_dev ? KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor) : 0,
 	    s->cfg->disk, disk_present_kdev);
 	err = sink_write(&s->sink, &r);
+	if (s->heatmap && heatmap_add(s->heatmap, &r)) {
+		say("out of memory for the heat map");
+		report_release(&r);
+		return -1;
+	}
 	report_release(&r);
 	if (err && errno == EPIPE) {
 		s->end = END_OUTPUT_CLOSED;
@@ -496,6 +503,8 @@ static void session_stop(struct session *s)
 		event_feed_close(&s->events, tracer_drops(&s->tracer, DROP_EVENT_LOST));
 	if (s->trace) /* never fed: a run stopped before tracing began */
 		trace_close(s->trace, 0, NULL);
+	if (s->heatmap && heatmap_close(s->heatmap))
+		say("cannot write the heat map to %s: %s", s->cfg->heatmap, strerror(errno));
 	snapshot_free(&s->cur);
 	snapshot_free(&s->prev);
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
@@ -616,6 +625,14 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		s->trace = trace_open(cfg->trace, cfg->trace_max, cfg->slower ? cfg->slower_ns : 0,
 				      disk_name_kdev, err, sizeof(err));
 		if (!s->trace) {
+			say("%s", err);
+			goto out;
+		}
+	}
+	/* The heat map's file too: one that cannot be written fails at once. */
+	if (cfg->heatmap && !cfg->plan_only) {
+		s->heatmap = heatmap_open(cfg->heatmap, err, sizeof(err));
+		if (!s->heatmap) {
 			say("%s", err);
 			goto out;
 		}

@@ -50,8 +50,7 @@ __attribute__((format(printf, 2, 3))) static void put(struct line *ln, const cha
 		ln->n = ln->n + (size_t)w < ln->sz ? ln->n + (size_t)w : ln->sz - 1;
 }
 
-/* 12402 -> "12,402": counts a person reads at a glance. */
-static void format_count(uint64_t n, char *buf, size_t sz)
+void format_count(uint64_t n, char *buf, size_t sz)
 {
 	char digits[32];
 	size_t len, out = 0;

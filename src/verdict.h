@@ -22,6 +22,9 @@
 /* Writes the verdict of r into buf (without a trailing newline). */
 void report_verdict(const struct report *r, char *buf, size_t sz);
 
+/* 12402 -> "12,402": counts a person reads at a glance. */
+void format_count(uint64_t n, char *buf, size_t sz);
+
 /* A time in the unit that keeps it short: "4.1 ms", "850 us", "12 ns". */
 void format_duration(uint64_t ns, char *buf, size_t sz);
 

@@ -7,7 +7,7 @@ import os
 import re
 import tempfile
 
-from harness import LoopDevice, Tool, Work, cell
+from harness import LoopDevice, Skip, Tool, Work, cell, run
 
 TESTS = []
 
@@ -87,3 +87,120 @@ def verdict_heads_every_text_report_and_no_verdict_drops_it():
     assert "(100 calls" in first, first
     out, _ = direct_reads_report(100, "-u", "--no-verdict")
     assert "verdict" not in out, out[:400]
+
+
+# ---- the heat map, as a browser draws it ----
+
+STEP_WORKLOAD = """
+import os, sys, time
+d, secs = sys.argv[1], float(sys.argv[2])
+buf = b"x" * 4096
+for name, flags in (("cached", 0), ("synced", os.O_DSYNC)):
+    fd = os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT | flags, 0o644)
+    t, n = time.monotonic(), 0
+    while time.monotonic() - t < secs:
+        os.pwrite(fd, buf, (n % 256) * 4096)
+        n += 1
+    os.close(fd)
+"""
+
+
+def png_pixels(path):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG, as
+    Chromium writes its screenshots (no interlace)."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    pos, idat, w = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and ctype in (2, 6) and not interlace, (depth, ctype)
+            bpp = 4 if ctype == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 255
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 255
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
+        prev = line
+    return w, h, rows
+
+
+def log2_mode(cell):
+    """The log2 slot with the most calls in a JSON cell."""
+    slots = {}
+    for b in cell["buckets"]:
+        k = max(b["lo_ns"], 1).bit_length() - 1
+        slots[k] = slots.get(k, 0) + b["count"]
+    return max(slots, key=slots.get) if slots else None
+
+
+@test
+def heatmap_of_a_stepping_workload_shows_the_step_in_a_browser():
+    import shutil
+    import subprocess
+    import xml.etree.ElementTree as ET
+    if not shutil.which("chromium"):
+        raise Skip("chromium is not installed: run scripts/install-deps.sh")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        svg, png = os.path.join(tmp, "io.svg"), os.path.join(tmp, "io.png")
+        tool = Tool("-T", "syscall", "--json", f"--heatmap={svg}", "1", "--",
+                    "python3", "-c", STEP_WORKLOAD, tmp, "3")
+        rc, out, err = tool.wait(timeout=60)
+        assert rc == 0, err
+        reports = [json.loads(line) for line in out.splitlines() if line.strip()]
+        root = ET.parse(svg).getroot()
+        width, height = int(root.get("width")), int(root.get("height"))
+        plot = next(e for e in root.iter() if e.get("id") == "plot-syscall-write")
+        p = run("chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                f"--window-size={width},{height}", f"--screenshot={png}", "file://" + svg,
+                timeout=120)
+        assert os.path.exists(png), p.stderr
+        w, h, px = png_pixels(png)
+    assert (w, h) == (width, height), (w, h)
+    x0, y0 = float(plot.get("x")), float(plot.get("y"))
+    pw, lo, hi = float(plot.get("width")), int(plot.get("data-slot-lo")), int(plot.get("data-slot-hi"))
+    assert int(plot.get("data-columns")) == len(reports), (plot.attrib, len(reports))
+    total = sum(r["interval_s"] for r in reports)
+    t, drawn, modes = 0.0, [], []
+    for r in reports:
+        # The middle of this report's column, and the colour of each slot.
+        x = int(x0 + (t + r["interval_s"] / 2) / total * pw)
+        t += r["interval_s"]
+        darkness = {}
+        for k in range(lo, hi + 1):
+            rgb = px[int(y0 + (hi - k + 0.5) * 14)][x]
+            if max(abs(v - 247) for v in rgb) > 8:  # not the plot's #f7f7f7
+                darkness[k] = 3 * 255 - sum(rgb)
+        writes = cell(r, "syscall", "write")
+        drawn.append(bool(darkness))
+        assert bool(darkness) == (writes["count"] > 0), (r["interval_s"], writes["count"])
+        if darkness:
+            # The slot with the most calls is drawn darkest (or as dark as
+            # another of nearly the same count).
+            mode = log2_mode(writes)
+            assert darkness.get(mode) == max(darkness.values()), (mode, darkness)
+            modes.append(mode)
+    # ~3 s of cached writes (well under 10 us), then ~3 s of O_DSYNC writes
+    # that wait for the disk: the busiest slot climbs by 32x or more.
+    assert sum(drawn) >= 5, drawn
+    assert modes[-1] - modes[0] >= 5, modes
