@@ -4,14 +4,15 @@
 set -eu
 
 # libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (make fuzz-check).
-# chromium: renders --heatmap's SVG in a test (a headless screenshot).
+# chromium: renders --heatmap's SVG in a test (a headless screenshot);
+# tmux: the terminal the --live test types into and reads.
 # prometheus: its server and promtool for the exporter's integration tests,
 # which run their own server on 127.0.0.1. (Where systemd runs, Debian's
 # package also enables its own prometheus.service on port 9090.)
 PKGS="clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 libjson-c-dev libcriterion-dev libbpf-tools python3 util-linux e2fsprogs \
 xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86 fdisk fio strace jq \
-libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core"
+libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core tmux"
 
 missing=""
 for p in $PKGS; do

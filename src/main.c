@@ -18,6 +18,9 @@ int main(int argc, char **argv)
 	sigaddset(&stop_signals, SIGINT);
 	sigaddset(&stop_signals, SIGTERM);
 	sigaddset(&stop_signals, SIGCHLD);
+	/* --live redraws on a resize: it arrives there too (harmless when not
+	 * live: its default action is to be ignored). */
+	sigaddset(&stop_signals, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &stop_signals, &child_mask);
 	if (parse_options(argc, argv, &cfg)) {
 		fprintf(stderr, "iostackbreak: %s\n", cfg.errmsg);

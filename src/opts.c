@@ -36,6 +36,7 @@ enum long_only_keys {
 	OPT_TRACE_MAX,
 	OPT_NO_VERDICT,
 	OPT_HEATMAP,
+	OPT_LIVE,
 };
 
 static const char doc[] =
@@ -105,6 +106,11 @@ static const struct argp_option options[] = {
 	  "measures it, map memory, dropped events",
 	  0 },
 	{ "timestamp", OPT_TIMESTAMP, NULL, 0, "Print the time before each report", 0 },
+	{ "live", OPT_LIVE, NULL, 0,
+	  "A full-screen view redrawn every interval (default 1 s): rates, p50, p99 and "
+	  "where the time goes per layer and op, the busiest processes or disks, the "
+	  "verdict; keys q quit, p/d processes/disks, s sort, space pause",
+	  0 },
 	{ "heatmap", OPT_HEATMAP, "FILE", 0,
 	  "With an interval: write a latency heat map of the run to FILE (SVG) when it "
 	  "ends, a panel per layer and op, a column per interval",
@@ -425,6 +431,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_NO_VERDICT:
 		cfg->no_verdict = true;
 		break;
+	case OPT_LIVE:
+		cfg->live = true;
+		break;
 	case OPT_HEATMAP:
 		if (!*arg)
 			return fail(cfg, "empty --heatmap: give the SVG file to write, e.g. "
@@ -694,8 +703,20 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	if (cfg->full_path && !cfg->slower && !cfg->trace)
 		return fail(cfg, "--full-path names the files of events: add --slower or --trace"),
 		       2;
-	if (cfg->heatmap && !cfg->interval && !cfg->plan_only && !cfg->prometheus &&
-	    !cfg->textfile)
+	if (cfg->live && (cfg->json || cfg->plan_only || cfg->command || cfg->slower ||
+			  cfg->trace || cfg->prometheus || cfg->textfile))
+		return fail(cfg, "--live owns the terminal: it does not go with --json, --plan, "
+				 "--slower, --trace, an exporter or a command (trace the command "
+				 "with -p from another terminal)"),
+		       2;
+	if (cfg->live) {
+		/* The busiest processes (and disks) need their breakdowns. */
+		cfg->per_process = true;
+		cfg->per_disk = cfg->layers & (1U << LAYER_BLK);
+		if (!cfg->interval)
+			cfg->interval = 1;
+	}
+	if (cfg->heatmap && !cfg->interval && !cfg->plan_only && !cfg->prometheus && !cfg->textfile)
 		return fail(cfg, "--heatmap draws a column per interval report: give an interval, "
 				 "e.g. iostackbreak --heatmap=io.svg 1"),
 		       2;

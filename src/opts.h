@@ -40,6 +40,7 @@ struct config {
 	bool timestamp;	       /* --timestamp on each report */
 	bool no_verdict;       /* --no-verdict: no verdict line (src/verdict.h) */
 	const char *heatmap;   /* --heatmap: the SVG written at the end (src/heatmap.h) */
+	bool live;	       /* --live: a full-screen view (src/live.h) */
 	bool stats;	       /* --stats: the tracer's own cost in each report */
 	unsigned int duration; /* --duration: stop after this many seconds */
 	const char *disk;      /* -d name, resolved later against sysfs */

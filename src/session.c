@@ -36,6 +36,7 @@
 #include "session.h"
 #include "sink.h"
 #include "heatmap.h"
+#include "live.h"
 
 enum end_reason {
 	END_NONE,
@@ -58,7 +59,8 @@ struct session {
 	struct tracer tracer;
 	struct command cmd;
 	struct sink sink;
-	struct heatmap *heatmap; /* --heatmap: a column per report */
+	struct heatmap *heatmap;  /* --heatmap: a column per report */
+	struct live *live;	  /* --live: the terminal, while it is ours */
 	struct metrics *metrics;  /* exporter mode (--prometheus, --textfile) */
 	struct event_feed events; /* --slower, --trace */
 	bool have_events;
@@ -362,6 +364,28 @@ static int open_sink(struct session *s)
 	return sink_text_open(&s->sink, stdout, s->cfg->unit);
 }
 
+/* --live: the terminal becomes the view; interval reports redraw it. */
+static int open_live(struct session *s)
+{
+	char err[256];
+
+	s->live = live_open(STDIN_FILENO, stdout, s->cfg->unit, err, sizeof(err));
+	if (!s->live) {
+		say("%s", err);
+		return -1;
+	}
+	sink_close(&s->sink);
+	return live_sink_open(&s->sink, s->live);
+}
+
+static void close_live(struct session *s)
+{
+	sink_close(&s->sink);
+	live_close(s->live);
+	s->live = NULL;
+	sink_text_open(&s->sink, stdout, s->cfg->unit);
+}
+
 /* Reads the maps and writes the report since the last one (or the start). */
 static int write_report(struct session *s, bool interval)
 {
@@ -416,6 +440,9 @@ static void on_signal(struct session *s)
 		if (si.ssi_signo == SIGCHLD) {
 			if (command_reap(&s->cmd))
 				s->end = END_COMMAND;
+		} else if (si.ssi_signo == SIGWINCH) {
+			if (s->live)
+				live_redraw(s->live);
 		} else {
 			s->end = END_SIGNAL;
 		}
@@ -448,8 +475,8 @@ static void on_target_exit(struct session *s, unsigned int i)
 
 static int session_loop(struct session *s)
 {
-	struct pollfd fds[5 + MAX_PID_FILTER];
-	unsigned int pid_of[5 + MAX_PID_FILTER];
+	struct pollfd fds[6 + MAX_PID_FILTER];
+	unsigned int pid_of[6 + MAX_PID_FILTER];
 
 	while (s->end == END_NONE) {
 		nfds_t n = 0;
@@ -461,6 +488,8 @@ static int session_loop(struct session *s)
 		fds[n++] = (struct pollfd){ .fd = s->out_fd, .events = 0 };
 		fds[n++] = (struct pollfd){ .fd = s->have_events ? event_feed_fd(&s->events) : -1,
 					    .events = POLLIN };
+		fds[n++] =
+		    (struct pollfd){ .fd = s->live ? live_fd(s->live) : -1, .events = POLLIN };
 		for (unsigned int i = 0; i < s->nr_pid_fds; i++) {
 			if (s->pid_fd[i] < 0)
 				continue;
@@ -483,7 +512,10 @@ static int session_loop(struct session *s)
 			s->end = END_OUTPUT_CLOSED;
 		if (fds[4].revents && s->end == END_NONE)
 			on_events(s);
-		for (nfds_t i = 5; i < n; i++)
+		/* q in the live view: a stop, as Ctrl-C. */
+		if (fds[5].revents && s->end == END_NONE && live_on_keys(s->live))
+			s->end = END_SIGNAL;
+		for (nfds_t i = 6; i < n; i++)
 			if (fds[i].revents)
 				on_target_exit(s, pid_of[i]);
 	}
@@ -505,6 +537,8 @@ static void session_stop(struct session *s)
 		trace_close(s->trace, 0, NULL);
 	if (s->heatmap && heatmap_close(s->heatmap))
 		say("cannot write the heat map to %s: %s", s->cfg->heatmap, strerror(errno));
+	if (s->live)
+		close_live(s); /* however the run ended, the terminal is given back */
 	snapshot_free(&s->cur);
 	snapshot_free(&s->prev);
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
@@ -629,6 +663,12 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 			goto out;
 		}
 	}
+	/* --live needs a terminal: said before anything is loaded. */
+	if (cfg->live && !cfg->plan_only && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		say("--live draws on a terminal: run it in one (stdin and stdout), or use "
+		    "interval reports instead (iostackbreak 1)");
+		goto out;
+	}
 	/* The heat map's file too: one that cannot be written fails at once. */
 	if (cfg->heatmap && !cfg->plan_only) {
 		s->heatmap = heatmap_open(cfg->heatmap, err, sizeof(err));
@@ -679,10 +719,17 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		fprintf(stderr, "Tracing I/O latency by layer. Hit Ctrl-C to end.\n");
 	if (cfg->command && command_release(&s->cmd))
 		say("cannot release %s: %s", cfg->command[0], strerror(errno));
+	if (cfg->live && open_live(s)) {
+		ret = 1;
+		goto out;
+	}
 	if (session_loop(s)) {
 		ret = 1;
 		goto out;
 	}
+	/* The terminal back as it was; the final report in text below. */
+	if (s->live)
+		close_live(s);
 	/* The calls that ended before the stop come before the final report. */
 	if (s->have_events && s->end != END_OUTPUT_CLOSED)
 		on_events(s);

@@ -7,7 +7,7 @@ import os
 import re
 import tempfile
 
-from harness import LoopDevice, Skip, Tool, Work, cell, run
+from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, run
 
 TESTS = []
 
@@ -204,3 +204,135 @@ def heatmap_of_a_stepping_workload_shows_the_step_in_a_browser():
     # that wait for the disk: the busiest slot climbs by 32x or more.
     assert sum(drawn) >= 5, drawn
     assert modes[-1] - modes[0] >= 5, modes
+
+
+# ---- the live view, in a terminal (tmux) ----
+
+READER = """
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+t = time.monotonic()
+while time.monotonic() - t < float(sys.argv[2]):
+    os.pread(fd, 4096, 0)
+"""
+
+
+def tmux(*args, check=True):
+    return run("tmux", *args, check=check).stdout
+
+
+def pane(session):
+    return tmux("capture-pane", "-p", "-t", session)
+
+
+def sane_tty(stty):
+    """stty -a says the terminal reads lines and echoes (not -icanon, -echo)."""
+    return all(re.search(rf"(?<![-\w]){flag}(?!\w)", stty) for flag in ("icanon", "echo"))
+
+
+def calls_of(screen, pid):
+    """The CALLS (since the start) of a process's row on the live screen."""
+    for row in screen.splitlines():
+        cols = row.split()
+        if cols and cols[0] == str(pid):
+            return int(cols[3])
+    return None
+
+
+@test
+def live_view_shows_the_workload_and_gives_the_terminal_back():
+    import shutil
+    import subprocess
+    import time
+    if not shutil.which("tmux"):
+        raise Skip("tmux is not installed: run scripts/install-deps.sh")
+    session = f"iosb-live-{os.getpid()}"
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        data, status = os.path.join(tmp, "data"), os.path.join(tmp, "status")
+        with open(data, "wb") as f:
+            f.write(b"x" * 65536)
+        # The pane's shell records how the tool ended and whether the
+        # terminal is back in its usual mode (icanon and echo).
+        tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40",
+             f"{TOOL} --live -T syscall; echo $? > {status}.rc; stty -a > {status}.stty; sleep 60")
+        reader = None
+        try:
+            deadline = time.monotonic() + 30
+            while "iostackbreak --live" not in pane(session) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            reader = subprocess.Popen(["python3", "-c", READER, data, "8"])
+            # Within 2 s of starting, the process is on the screen.
+            first = second = None
+            deadline = time.monotonic() + 4
+            while first is None and time.monotonic() < deadline:
+                time.sleep(0.3)
+                first = calls_of(pane(session), reader.pid)
+            assert first, pane(session)
+            time.sleep(2.2)
+            screen = pane(session)
+            second = calls_of(screen, reader.pid)
+            assert second and second > first, (first, second, screen)
+            assert screen.splitlines()[0].startswith("iostackbreak --live"), screen
+            assert "verdict: read p99" in screen, screen
+            # d: the disks (no blk layer here: it says so); p: back.
+            tmux("send-keys", "-t", session, "d")
+            time.sleep(0.5)
+            assert "no disks: the blk layer is not traced" in pane(session)
+            tmux("send-keys", "-t", session, "p")
+            # A resize redraws, the header on the first line, nothing wider.
+            tmux("resize-window", "-t", session, "-x", "90", "-y", "30")
+            time.sleep(0.8)
+            screen = pane(session)
+            assert screen.splitlines()[0].startswith("iostackbreak --live"), screen
+            assert max(len(l) for l in screen.splitlines()) <= 90, screen
+            tmux("send-keys", "-t", session, "q")
+            deadline = time.monotonic() + 20
+            while not os.path.exists(status + ".stty") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            with open(status + ".rc") as f:
+                assert f.read().strip() == "0"
+            with open(status + ".stty") as f:
+                stty = f.read()
+            assert sane_tty(stty), stty
+            assert tmux("display", "-p", "-t", session, "#{alternate_on}").strip() == "0"
+            # The final report is on the normal screen.
+            assert "syscall  read" in pane(session), pane(session)
+        finally:
+            if reader:
+                reader.kill()
+                reader.wait()
+            tmux("kill-session", "-t", session, check=False)
+
+
+@test
+def live_view_gives_the_terminal_back_on_sigterm():
+    import shutil
+    import time
+    if not shutil.which("tmux"):
+        raise Skip("tmux is not installed: run scripts/install-deps.sh")
+    session = f"iosb-live-term-{os.getpid()}"
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        status = os.path.join(tmp, "status")
+        tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+             f"{TOOL} --live -T syscall; echo $? > {status}.rc; stty -a > {status}.stty; "
+             "sleep 60")
+        try:
+            deadline = time.monotonic() + 30
+            while "verdict:" not in pane(session) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert "verdict:" in pane(session), pane(session)
+            shell = tmux("display", "-p", "-t", session, "#{pane_pid}").strip()
+            tool = run("pgrep", "-P", shell, "iostackbreak").stdout.split()
+            assert len(tool) == 1, tool
+            os.kill(int(tool[0]), 15)
+            deadline = time.monotonic() + 20
+            while not os.path.exists(status + ".stty") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            with open(status + ".rc") as f:
+                assert f.read().strip() == "0"
+            with open(status + ".stty") as f:
+                stty = f.read()
+            assert sane_tty(stty), stty
+            assert tmux("display", "-p", "-t", session, "#{alternate_on}").strip() == "0"
+        finally:
+            tmux("kill-session", "-t", session, check=False)
