@@ -230,6 +230,22 @@ def sane_tty(stty):
     return all(re.search(rf"(?<![-\w]){flag}(?!\w)", stty) for flag in ("icanon", "echo"))
 
 
+def terminal_given_back(session, status):
+    """The tool in the pane has ended with 0 (its shell wrote status.rc and
+    status.stty), the terminal reads lines and echoes again, and the pane
+    is off the alternate screen."""
+    import time
+    deadline = time.monotonic() + 20
+    while not os.path.exists(status + ".stty") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    with open(status + ".rc") as f:
+        assert f.read().strip() == "0"
+    with open(status + ".stty") as f:
+        stty = f.read()
+    assert sane_tty(stty), stty
+    assert tmux("display", "-p", "-t", session, "#{alternate_on}").strip() == "0"
+
+
 def calls_of(screen, pid):
     """The CALLS (since the start) of a process's row on the live screen."""
     for row in screen.splitlines():
@@ -286,15 +302,7 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             assert screen.splitlines()[0].startswith("iostackbreak --live"), screen
             assert max(len(l) for l in screen.splitlines()) <= 90, screen
             tmux("send-keys", "-t", session, "q")
-            deadline = time.monotonic() + 20
-            while not os.path.exists(status + ".stty") and time.monotonic() < deadline:
-                time.sleep(0.2)
-            with open(status + ".rc") as f:
-                assert f.read().strip() == "0"
-            with open(status + ".stty") as f:
-                stty = f.read()
-            assert sane_tty(stty), stty
-            assert tmux("display", "-p", "-t", session, "#{alternate_on}").strip() == "0"
+            terminal_given_back(session, status)
             # The final report is on the normal screen.
             assert "syscall  read" in pane(session), pane(session)
         finally:
@@ -325,14 +333,6 @@ def live_view_gives_the_terminal_back_on_sigterm():
             tool = run("pgrep", "-P", shell, "iostackbreak").stdout.split()
             assert len(tool) == 1, tool
             os.kill(int(tool[0]), 15)
-            deadline = time.monotonic() + 20
-            while not os.path.exists(status + ".stty") and time.monotonic() < deadline:
-                time.sleep(0.2)
-            with open(status + ".rc") as f:
-                assert f.read().strip() == "0"
-            with open(status + ".stty") as f:
-                stty = f.read()
-            assert sane_tty(stty), stty
-            assert tmux("display", "-p", "-t", session, "#{alternate_on}").strip() == "0"
+            terminal_given_back(session, status)
         finally:
             tmux("kill-session", "-t", session, check=False)
