@@ -106,7 +106,9 @@ def check_calls(rep):
 
 
 def check_report(rep, split=()):
-    want = {"time", "interval_s", "cells", "skipped", "dropped", "dropped_by_reason"}
+    want = {"time", "interval_s", "verdict", "cells", "skipped", "dropped",
+            "dropped_by_reason"}
+    assert isinstance(rep.get("verdict"), str) and rep["verdict"], rep.get("verdict")
     if split:
         want.add("totals")
     # Calls are split into parts whenever a layer of threads is traced.
