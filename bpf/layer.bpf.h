@@ -158,7 +158,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 		/* Closed as if it never was: nothing recorded, the parts reset. */
 		ts->start_ns[layer] = 0;
 		if (split_calls)
-			parts_exit(ts, layer, now);
+			parts_exit(ts, layer, &now);
 		return 0;
 	}
 	if (trace_on && !is_root) {
@@ -172,7 +172,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	delta = now - start;
 	record(layer, op, delta);
 	/* The root's parts sum to delta: both run from its start to now. */
-	root_done = split_calls && parts_exit(ts, layer, now) && is_root;
+	root_done = split_calls && parts_exit(ts, layer, &now) && is_root;
 	if (root_done)
 		record_call(ts, op, delta);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
