@@ -99,6 +99,10 @@ $(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) $(OUTPUT)/progtab.o tests/unit/unit.h
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -Itests/unit $(UNIT_SRCS) $(CORE_OBJS) $(OUTPUT)/progtab.o \
 		-lcriterion $(LIBS) -o $@
 
+# The headers the BPF side shares with the unit tests (call_parts.h,
+# thread_slots.h): a change rebuilds the tests too.
+$(UNIT_BIN): $(wildcard bpf/*.h)
+
 deps:
 	$(Q)scripts/install-deps.sh
 

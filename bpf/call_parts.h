@@ -13,6 +13,17 @@
  * call's first entry and its last exit is charged to exactly one part, in
  * integers, in this one place: the parts sum to the latency by
  * construction.
+ *
+ * Time never runs backwards here. A program reads the clock, then charges:
+ * on a preemptible kernel the thread can be switched out and in between
+ * the two, and the switch, charged with its own later clock, moves last_ns
+ * past the program's now. Such a transition happened, for the split, at
+ * last_ns: nothing is charged (never a wrapped ~1.8e19 ns part, never time
+ * twice) and the transition's time is last_ns, which parts_enter and
+ * parts_exit hand back. The caller times the layer with those times, so a
+ * root call's latency (exit's time - entry's time) is exactly what its
+ * parts add up to; the preemption inside the exit's own program is in it,
+ * as runqueue time: the call could not return before it ended.
  */
 #ifndef CALL_PARTS_H
 #define CALL_PARTS_H
@@ -23,27 +34,36 @@ static inline int parts_open(const struct thread_starts *ts)
 	return ts->inner < NR_CALL_LAYERS;
 }
 
-/* Charges the time since the last transition, and moves it to now. */
-static inline void parts_charge(struct thread_starts *ts, __u64 now)
+/*
+ * Charges the time since the last transition, and moves it to now; a now
+ * before the last transition charges nothing (see above). Returns the
+ * transition's time: the later of the two.
+ */
+static inline __u64 parts_charge(struct thread_starts *ts, __u64 now)
 {
 	__u32 part = ts->off ? (__u32)ts->off - 1 : ts->inner;
+	__u64 last = ts->last_ns; /* read once: the subtraction sees what was compared */
 
 	if (!parts_open(ts))
-		return;
+		return now;
+	if (now <= last)
+		return last;
 	if (part < NR_PARTS)
-		ts->part_ns[part] += now - ts->last_ns;
+		ts->part_ns[part] += now - last;
 	ts->last_ns = now;
+	return now;
 }
 
 /*
- * A layer's outermost call begins at now (the same instant as its start
- * time). A layer at or above the open call's root begins a new call: the
- * old one lost its exit (a missed kretprobe), and is dropped, not counted.
+ * A layer's outermost call begins at now. A layer at or above the open
+ * call's root begins a new call: the old one lost its exit (a missed
+ * kretprobe), and is dropped, not counted. Returns the time the call
+ * begins at, its start time: now, or a later switch's (see above).
  */
-static inline void parts_enter(struct thread_starts *ts, __u32 layer, __u64 now)
+static inline __u64 parts_enter(struct thread_starts *ts, __u32 layer, __u64 now)
 {
 	if (layer >= NR_CALL_LAYERS)
-		return;
+		return now;
 	if (!parts_open(ts) || layer <= ts->root) {
 		for (__u32 i = 0; i < NR_PARTS; i++)
 			ts->part_ns[i] = 0;
@@ -53,25 +73,28 @@ static inline void parts_enter(struct thread_starts *ts, __u32 layer, __u64 now)
 		ts->inner = (__u8)layer;
 		ts->off = 0;
 		ts->last_ns = now;
-		return;
+		return now;
 	}
-	parts_charge(ts, now);
+	now = parts_charge(ts, now);
 	ts->off = 0; /* entering runs on CPU, whatever was missed */
 	if (layer > ts->inner)
 		ts->inner = (__u8)layer;
+	return now;
 }
 
 /*
- * A layer's outermost call ended at now (its start slot already cleared).
- * Returns 1 when it was the root: the parts are then the whole call.
+ * A layer's outermost call ended at *now (its start slot already cleared);
+ * *now becomes the time it ends at for the split: the layer's latency is
+ * *now - its start. Returns 1 when it was the root: the parts are then the
+ * whole call.
  */
-static inline int parts_exit(struct thread_starts *ts, __u32 layer, __u64 now)
+static inline int parts_exit(struct thread_starts *ts, __u32 layer, __u64 *now)
 {
 	__u32 inner;
 
 	if (!parts_open(ts) || layer >= NR_CALL_LAYERS)
 		return 0;
-	parts_charge(ts, now);
+	*now = parts_charge(ts, *now);
 	ts->off = 0;
 	if (layer == ts->root) {
 		ts->inner = NO_LAYER;

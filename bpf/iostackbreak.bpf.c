@@ -22,6 +22,7 @@
 #include <bpf/bpf_core_read.h>
 #include "iostackbreak.h"
 #include "call_parts.h"
+#include "thread_slots.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

@@ -71,6 +71,19 @@ enum drop_reason {
 	/* An event (--slower, --trace) that found the ring buffer full: user
 	 * space fell behind. The call is still in the histograms. */
 	DROP_EVENT_LOST,
+	/*
+	 * A thread's slot taken for another thread by the LRU hash (only where
+	 * task storage is unavailable) while a call of the thread was in
+	 * progress: the call is not timed. One per eviction, at the first exit
+	 * that finds the slot gone (bpf/thread_slots.h).
+	 */
+	DROP_THREAD_SLOT_EVICTED,
+	/*
+	 * A call of a vfs or file system layer whose exit never came (a
+	 * kretprobe out of instances): not timed, closed when a call of an
+	 * outer layer of the thread ended.
+	 */
+	DROP_CALL_EXIT_MISSED,
 	NR_DROP_REASONS,
 };
 

@@ -31,8 +31,7 @@ struct {
 
 /*
  * nest: the layer can be re-entered by the same thread (overlayfs, loop over
- * a file): count depth and time the outermost call. A system call cannot
- * nest, so its slot is simply overwritten, which also heals a lost exit.
+ * a file): count depth and time the outermost call (thread_slots.h).
  */
 static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *ctx, int method,
 				       int args)
@@ -60,28 +59,30 @@ static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *c
 		bpf_map_update_elem(&thread_starts, &tid, &fresh_slots, BPF_NOEXIST);
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 		if (!ts) {
+			/* Counted here: its exits are not evictions. */
+			thread_seen_clear(tid);
 			count_drop(DROP_THREAD_MAP_FULL);
 			return 0;
 		}
+		if (thread_seen_set(tid))
+			slot_recreated(ts, layer);
 	}
 have_slot:
-	if (nest && ts->depth[layer]) {
-		ts->depth[layer]++;
+	if (!slot_enter(ts, layer, nest))
+		return 0;
+	/* Only an outermost call asks: its exit must find what its entry did. */
+	if (want_args && !call_args_read(ts, ctx, method, args, layer, op)) {
+		slot_left_out(ts, layer);
 		return 0;
 	}
-	/* Only an outermost call asks: its exit must find what its entry did. */
-	if (want_args && !call_args_read(ts, ctx, method, args, layer, op))
-		return 0;
-	if (nest)
-		ts->depth[layer] = 1;
 	now = bpf_ktime_get_ns();
-	ts->start_ns[layer] = now;
 	if (split_calls) {
-		parts_enter(ts, layer, now);
+		now = parts_enter(ts, layer, now);
 	} else if (events_on && layer == root_layer) {
 		ts->blk_requests = 0;
 		ts->blk_bytes = 0;
 	}
+	slot_begin(ts, layer, nest, now);
 	return 0;
 }
 
@@ -130,6 +131,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	struct thread_starts *ts;
 	__u64 start, delta, now;
 	bool root_done, is_root;
+	struct slot_end end;
 	__s64 ret = 0;
 
 	if (layer >= NR_LAYERS || !tgid_wanted(id))
@@ -140,27 +142,34 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
 	else
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
-	if (!ts)
+	if (!ts) {
+		/* Cold: a thread whose slot is gone, though it had one. */
+		if (!use_task_storage && task_wanted(id) && thread_seen_clear(tid))
+			count_drop(DROP_THREAD_SLOT_EVICTED);
 		return 0;
-	if (nest) {
-		if (!ts->depth[layer])
-			return 0; /* entered before we attached */
-		if (--ts->depth[layer])
-			return 0; /* an inner call of the same layer */
 	}
-	start = ts->start_ns[layer];
+	end = slot_exit(ts, layer, nest);
+	if (end.missed)
+		count_drops(DROP_CALL_EXIT_MISSED, end.missed);
+	if (end.evicted)
+		count_drop(DROP_THREAD_SLOT_EVICTED);
+	start = end.start;
 	if (!start)
-		return 0;
+		return 0; /* an inner call of the layer, or entered before we attached */
 	is_root = layer == root_layer;
 	if (want_args && (nr_files || (events_on && is_root)))
 		ret = ret_of(ctx, method, args);
 	if (want_args && layer == LAYER_SYSCALL && op == FSOP_OPEN && open_exit(ts, ret)) {
 		/* Closed as if it never was: nothing recorded, the parts reset. */
-		ts->start_ns[layer] = 0;
 		if (split_calls)
-			parts_exit(ts, layer, now);
+			parts_exit(ts, layer, &now);
 		return 0;
 	}
+	/*
+	 * The root's parts sum to delta: both run from its start to now, the
+	 * time the split says the call ended (call_parts.h).
+	 */
+	root_done = split_calls && parts_exit(ts, layer, &now) && is_root;
 	if (trace_on && !is_root) {
 		__u64 call_ns = call_ns_of(ts);
 
@@ -168,11 +177,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 			emit_slice(tid ? tid : (__u32)bpf_get_current_pid_tgid(), call_ns, layer,
 				   op, start, now);
 	}
-	ts->start_ns[layer] = 0;
 	delta = now - start;
 	record(layer, op, delta);
-	/* The root's parts sum to delta: both run from its start to now. */
-	root_done = split_calls && parts_exit(ts, layer, now) && is_root;
 	if (root_done)
 		record_call(ts, op, delta);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))

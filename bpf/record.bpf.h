@@ -49,12 +49,17 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
+static __always_inline void count_drops(__u32 reason, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&drops, &reason);
+
+	if (v)
+		*v += n;
+}
+
 static __always_inline void count_drop(__u32 reason)
 {
-	__u64 *n = bpf_map_lookup_elem(&drops, &reason);
-
-	if (n)
-		(*n)++;
+	count_drops(reason, 1);
 }
 
 /* Adds one value to a per-CPU histogram of map at idx. */

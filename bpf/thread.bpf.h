@@ -45,6 +45,38 @@ struct {
 const volatile bool use_task_storage;
 
 /*
+ * With the hash: which threads had a slot since tracing began, a bit per
+ * thread id up to the kernel's PID_MAX_LIMIT on 64 bits (512 KiB; one
+ * entry with task storage). An LRU eviction cannot be hooked; this is how
+ * a thread whose slot is gone knows it had one (thread_slots.h).
+ */
+#define TID_LIMIT (4U * 1024 * 1024)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TID_LIMIT / 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} threads_seen SEC(".maps");
+
+/* Marks the thread as having a slot. Returns whether it had one before. */
+static __always_inline bool thread_seen_set(__u32 tid)
+{
+	__u32 k = tid / 64;
+	__u64 bit = 1ULL << (tid % 64), *w = bpf_map_lookup_elem(&threads_seen, &k);
+
+	return w && (__sync_fetch_and_or(w, bit) & bit);
+}
+
+/* Forgets it. Returns whether it had one. */
+static __always_inline bool thread_seen_clear(__u32 tid)
+{
+	__u32 k = tid / 64;
+	__u64 bit = 1ULL << (tid % 64), *w = bpf_map_lookup_elem(&threads_seen, &k);
+
+	return w && (__sync_fetch_and_and(w, ~bit) & bit);
+}
+
+/*
  * A thread's slots as they start: no call open. (Zeroes would say that a
  * call of layer 0 is open: a slot made for a call that --file then left
  * out would look busy.)

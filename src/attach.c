@@ -409,10 +409,39 @@ static void set_event_knobs(struct tracer *t, const struct tracer_knobs *knobs, 
 	}
 }
 
-/* Opens and loads the object, start slots in task storage or in a hash. */
+/*
+ * IOSB_THREAD_SLOTS=N (tests): the start slots in the LRU hash with N
+ * entries even where task storage works, so that the fallback, and what
+ * it counts when it evicts, can be checked on any kernel. Returns N, 0
+ * when unset, -1 (err set) when not a number from 1 to MAX_THREADS.
+ */
+static long forced_hash_slots(char *err, size_t errsz)
+{
+	const char *s = getenv("IOSB_THREAD_SLOTS");
+	char *end;
+	long n;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 1 || n > MAX_THREADS) {
+		snprintf(err, errsz,
+			 "IOSB_THREAD_SLOTS='%s': give a number of thread slots from 1 to %d, "
+			 "or unset it",
+			 s, MAX_THREADS);
+		return -1;
+	}
+	return n;
+}
+
+/*
+ * Opens and loads the object, start slots in task storage or in a hash (of
+ * hash_slots entries; 0: MAX_THREADS).
+ */
 static int open_and_load(struct tracer *t, const struct plan *plan,
-			 const struct tracer_knobs *knobs, bool task_storage, char *err,
-			 size_t errsz)
+			 const struct tracer_knobs *knobs, bool task_storage, long hash_slots,
+			 char *err, size_t errsz)
 {
 	bool offcpu;
 	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
@@ -464,8 +493,12 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
 	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
 	t->skel->rodata->use_task_storage = task_storage;
-	if (task_storage || !plan_traces_threads(plan))
+	if (task_storage || !plan_traces_threads(plan)) {
 		bpf_map__set_max_entries(t->skel->maps.thread_starts, 1);
+		bpf_map__set_max_entries(t->skel->maps.threads_seen, 1);
+	} else if (hash_slots) {
+		bpf_map__set_max_entries(t->skel->maps.thread_starts, (__u32)hash_slots);
+	}
 	if (!task_storage) {
 		/* A placeholder the dead task-storage branch can name on any kernel. */
 		bpf_map__set_type(t->skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
@@ -493,18 +526,21 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		 size_t errsz)
 {
 	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	long slots = forced_hash_slots(err, errsz);
 
 	memset(t, 0, sizeof(*t));
+	if (slots < 0)
+		return -1;
 	/*
 	 * Only loading tells whether this kernel lets these program types use
 	 * task storage: try it, and load again with the hash if it refuses.
 	 */
-	if (open_and_load(t, plan, knobs, plan_traces_threads(plan), err, errsz)) {
+	if (open_and_load(t, plan, knobs, plan_traces_threads(plan) && !slots, slots, err, errsz)) {
 		if (!plan_traces_threads(plan))
 			return -1;
 		iostackbreak_bpf__destroy(t->skel);
 		t->skel = NULL;
-		if (open_and_load(t, plan, knobs, false, err, errsz))
+		if (open_and_load(t, plan, knobs, false, slots, err, errsz))
 			return -1;
 	}
 	if (knobs->cgroup_fd >= 0) {

@@ -104,6 +104,8 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_PARTS_MAP_FULL] = "breakdown_parts_map_full",
 		[DROP_RQ_COMPLETION_MISSED] = "request_completion_missed",
 		[DROP_EVENT_LOST] = "event_lost",
+		[DROP_THREAD_SLOT_EVICTED] = "thread_slot_evicted",
+		[DROP_CALL_EXIT_MISSED] = "call_exit_missed",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";

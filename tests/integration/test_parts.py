@@ -275,3 +275,41 @@ def no_offcpu_leaves_waits_in_self_time():
     b, parts = calls(rep, "read")
     assert b["count"] == 200 and set(parts) == {"syscall"}, parts
     assert parts["syscall"]["sum_ns"] == b["total_ns"] == cell(rep, "syscall", "read")["sum_ns"]
+
+
+def reads_with_thread_slots(slots, n, threads):
+    """n O_DIRECT preads by threads under -T syscall, with the start slots
+    in an LRU hash of that many entries: (timed, drops by reason)."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        os.environ["IOSB_THREAD_SLOTS"] = str(slots)
+        try:
+            rep, result = traced_run(["-c", "-D", "-t", str(threads), "pread", str(n), path])
+        finally:
+            del os.environ["IOSB_THREAD_SLOTS"]
+    drops = rep["dropped_by_reason"]
+    timed = cell(rep, "syscall", "read")["count"]
+    b, _ = calls(rep, "read")
+    print(f"    {slots} slots: {n} reads, {timed} timed, {drops['thread_slot_evicted']} "
+          f"evicted, {drops['thread_map_full']} without a slot")
+    assert int(result["done"]) == n, result
+    assert b["count"] == timed, b
+    assert drops["call_exit_missed"] == 0, drops
+    return timed, drops
+
+
+@test
+def evicted_thread_slots_are_counted():
+    """The thread slots' LRU hash fallback (IOSB_THREAD_SLOTS forces it, as
+    on kernels without task storage for these programs) with 4 slots for 32
+    threads reading with O_DIRECT: while one waits for the device the others
+    take its slot. Every read is timed, or counted as evicted (or as
+    thread_map_full when no slot could be made): none is lost silently.
+    With a slot for every thread, nothing is evicted and every read timed."""
+    n = 20000
+    timed, drops = reads_with_thread_slots(4, n, 32)
+    assert timed + drops["thread_slot_evicted"] + drops["thread_map_full"] == n, (timed, drops)
+    # Not vacuous: slots were taken from calls in progress, and some kept theirs.
+    assert drops["thread_slot_evicted"] > 0 and timed > 0, drops
+    timed, drops = reads_with_thread_slots(8192, n, 32)
+    assert timed == n and drops["thread_slot_evicted"] == 0, (timed, drops)

@@ -7,31 +7,73 @@
 #include <string.h>
 #include "unit.h"
 #include "call_parts.h"
+#include "thread_slots.h"
 
 static struct thread_starts ts;
 
-/* What layer_enter/layer_exit do around the split, for fs-like nesting. */
+/* A switch out (preempted) and back in, due between a program's clock and its split. */
+static __u64 preempt_out, preempt_in;
+
+static void preempt_next(__u64 out, __u64 in)
+{
+	preempt_out = out;
+	preempt_in = in;
+}
+
+/* The sched_switch programs run while the thread's program is preempted. */
+static void preempted(void)
+{
+	if (!preempt_in)
+		return;
+	parts_switch_out(&ts, preempt_out, PART_RUNQUEUE);
+	parts_switch_in(&ts, preempt_in);
+	preempt_out = preempt_in = 0;
+}
+
+static bool nests(unsigned int layer)
+{
+	return layer != LAYER_SYSCALL;
+}
+
+/* What layer_enter does, with its clock read at now. */
 static void enter(unsigned int layer, __u64 now)
 {
-	if (ts.depth[layer]++)
+	if (!slot_enter(&ts, layer, nests(layer)))
 		return;
-	ts.start_ns[layer] = now;
-	parts_enter(&ts, layer, now);
+	preempted();
+	slot_begin(&ts, layer, nests(layer), parts_enter(&ts, layer, now));
 }
 
-/* Returns the call's latency when the root ended, else 0. */
+/* What layer_exit closed last, and the layer's latency (0: untimed). */
+static struct slot_end end;
+static __u64 layer_ns;
+/* What layer_exit counted since the test began: lost exits, evictions. */
+static unsigned int missed, evicted;
+
+/* What layer_exit does, with its clock read at now. Returns the call's
+ * latency when the root ended, else 0. */
 static __u64 leave(unsigned int layer, __u64 now)
 {
-	__u64 start = ts.start_ns[layer];
+	int root;
 
-	if (!ts.depth[layer] || --ts.depth[layer])
+	layer_ns = 0;
+	preempted();
+	end = slot_exit(&ts, layer, nests(layer));
+	missed += end.missed;
+	evicted += end.evicted;
+	if (!end.start)
 		return 0;
-	ts.start_ns[layer] = 0;
-	return parts_exit(&ts, layer, now) ? now - start : 0;
+	root = parts_exit(&ts, layer, &now);
+	layer_ns = now - end.start;
+	return root ? layer_ns : 0;
 }
+
+/* A clock never reads 0: a start of 0 says "none". */
+#define T0 1000000
 
 static void reset(void)
 {
+	missed = evicted = 0;
 	memset(&ts, 0, sizeof(ts));
 	ts.inner = NO_LAYER;
 }
@@ -89,20 +131,20 @@ Test(call_parts, switches_at_every_depth)
 	};
 
 	reset();
-	enter(LAYER_SYSCALL, 0);
-	parts_switch_out(&ts, 5, PART_RUNQUEUE); /* preempted at the syscall */
-	parts_switch_in(&ts, 105);
-	enter(LAYER_VFS, 110);
-	parts_switch_out(&ts, 115, PART_BLOCKED); /* a lock in the vfs */
-	parts_switch_in(&ts, 1115);
-	enter(LAYER_XFS, 1120);
-	parts_switch_out(&ts, 1125, PART_IO_WAIT);
-	parts_switch_in(&ts, 1145);
-	leave(LAYER_XFS, 1145);
-	parts_switch_out(&ts, 1150, PART_RUNQUEUE);
-	parts_switch_in(&ts, 1157);
-	leave(LAYER_VFS, 1157);
-	cr_assert_eq(leave(LAYER_SYSCALL, 1162), 1162);
+	enter(LAYER_SYSCALL, T0);
+	parts_switch_out(&ts, T0 + 5, PART_RUNQUEUE); /* preempted at the syscall */
+	parts_switch_in(&ts, T0 + 105);
+	enter(LAYER_VFS, T0 + 110);
+	parts_switch_out(&ts, T0 + 115, PART_BLOCKED); /* a lock in the vfs */
+	parts_switch_in(&ts, T0 + 1115);
+	enter(LAYER_XFS, T0 + 1120);
+	parts_switch_out(&ts, T0 + 1125, PART_IO_WAIT);
+	parts_switch_in(&ts, T0 + 1145);
+	leave(LAYER_XFS, T0 + 1145);
+	parts_switch_out(&ts, T0 + 1150, PART_RUNQUEUE);
+	parts_switch_in(&ts, T0 + 1157);
+	leave(LAYER_VFS, T0 + 1157);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 1162), 1162);
 	expect_parts(want);
 }
 
@@ -117,15 +159,15 @@ Test(call_parts, wait_until_woken_then_runqueue)
 	};
 
 	reset();
-	enter(LAYER_SYSCALL, 0);
-	parts_switch_out(&ts, 10, PART_IO_WAIT);
-	parts_wakeup(&ts, 310);
-	parts_switch_in(&ts, 350);
-	parts_switch_out(&ts, 350, PART_BLOCKED);
-	parts_wakeup(&ts, 400);
-	parts_wakeup(&ts, 401); /* a second wake-up changes nothing */
-	parts_switch_in(&ts, 407);
-	cr_assert_eq(leave(LAYER_SYSCALL, 412), 412);
+	enter(LAYER_SYSCALL, T0);
+	parts_switch_out(&ts, T0 + 10, PART_IO_WAIT);
+	parts_wakeup(&ts, T0 + 310);
+	parts_switch_in(&ts, T0 + 350);
+	parts_switch_out(&ts, T0 + 350, PART_BLOCKED);
+	parts_wakeup(&ts, T0 + 400);
+	parts_wakeup(&ts, T0 + 401); /* a second wake-up changes nothing */
+	parts_switch_in(&ts, T0 + 407);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 412), 412);
 	expect_parts(want);
 }
 
@@ -153,13 +195,14 @@ Test(call_parts, lost_inner_exit_is_closed_by_its_caller)
 	};
 
 	reset();
-	enter(LAYER_SYSCALL, 0);
-	enter(LAYER_VFS, 10);
-	enter(LAYER_EXT4, 20);
+	enter(LAYER_SYSCALL, T0);
+	enter(LAYER_VFS, T0 + 10);
+	enter(LAYER_EXT4, T0 + 20);
 	/* ext4's exit never comes; vfs's does. */
-	leave(LAYER_VFS, 30);
+	leave(LAYER_VFS, T0 + 30);
+	cr_assert_eq(end.missed, 1, "the lost ext4 exit is counted once");
 	cr_assert_eq(ts.inner, LAYER_SYSCALL);
-	cr_assert_eq(leave(LAYER_SYSCALL, 40), 40);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 40), 40);
 	expect_parts(want);
 }
 
@@ -169,22 +212,223 @@ Test(call_parts, lost_root_exit_starts_afresh)
 	const __u64 want[NR_PARTS] = { [LAYER_VFS] = 50 };
 
 	reset();
-	enter(LAYER_VFS, 0);
+	enter(LAYER_VFS, T0);
 	ts.depth[LAYER_VFS] = 0; /* as if the exit had been missed and healed */
 	ts.start_ns[LAYER_VFS] = 0;
-	enter(LAYER_VFS, 100);
-	cr_assert_eq(leave(LAYER_VFS, 150), 50);
+	enter(LAYER_VFS, T0 + 100);
+	cr_assert_eq(leave(LAYER_VFS, T0 + 150), 50);
 	expect_parts(want);
 }
 
-/* Random valid sequences: the parts always sum to the latency. */
+/*
+ * Preempted inside the exit's own program, after its clock read (300) and
+ * before the split: the switch is charged with later clocks (310 out, 400
+ * in). Nothing wraps, nothing is charged twice, and the call ends for the
+ * split and its latency alike at 400: it could not return before.
+ */
+Test(call_parts, clock_steps_back_between_exit_and_charge)
+{
+	const __u64 want[NR_PARTS] = { [LAYER_SYSCALL] = 210, [PART_RUNQUEUE] = 90 };
+
+	reset();
+	enter(LAYER_SYSCALL, T0 + 100);
+	preempt_next(T0 + 310, T0 + 400);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 300), 300);
+	expect_parts(want);
+	cr_assert_not(parts_open(&ts));
+}
+
+/* The same at an inner layer's exit and at an inner layer's entry. */
+Test(call_parts, clock_steps_back_at_inner_exit_and_entry)
+{
+	const __u64 want[NR_PARTS] = {
+		[LAYER_SYSCALL] = 10 + 10 + 5,
+		[LAYER_VFS] = 20 + 5,
+		[LAYER_EXT4] = 30,
+		[PART_RUNQUEUE] = 40 + 60,
+	};
+
+	reset();
+	enter(LAYER_SYSCALL, T0);
+	/* vfs's clock reads 10, the switch is charged at 20 and 60 */
+	preempt_next(T0 + 20, T0 + 60);
+	enter(LAYER_VFS, T0 + 10);
+	cr_assert_eq(ts.start_ns[LAYER_VFS], T0 + 60, "vfs begins when the split says");
+	enter(LAYER_EXT4, T0 + 80);
+	leave(LAYER_EXT4, T0 + 110);
+	cr_assert_eq(layer_ns, 30);
+	/* vfs's clock reads 115, the switch is charged at 115 and 175 */
+	preempt_next(T0 + 115, T0 + 175);
+	leave(LAYER_VFS, T0 + 115);
+	cr_assert_eq(layer_ns, 175 - 60);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 180), 180);
+	expect_parts(want);
+}
+
+/* A lost inner exit heals when its caller ends: the layer is timed again. */
+Test(call_parts, lost_inner_exit_heals)
+{
+	reset();
+	enter(LAYER_SYSCALL, T0);
+	enter(LAYER_VFS, T0 + 10);
+	enter(LAYER_EXT4, T0 + 20); /* its exit is lost */
+	leave(LAYER_VFS, T0 + 30);
+	cr_assert_eq(end.missed, 1, "counted by the first caller that ends");
+	leave(LAYER_SYSCALL, T0 + 40);
+	cr_assert_eq(missed, 1, "and once");
+	cr_assert_eq(ts.depth[LAYER_EXT4], 0);
+	cr_assert_eq(ts.start_ns[LAYER_EXT4], 0);
+
+	enter(LAYER_SYSCALL, T0 + 100);
+	enter(LAYER_VFS, T0 + 110);
+	enter(LAYER_EXT4, T0 + 120);
+	leave(LAYER_EXT4, T0 + 150);
+	cr_assert_eq(layer_ns, 30, "ext4 is timed again");
+	leave(LAYER_VFS, T0 + 160);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 170), 70);
+	cr_assert_eq(missed, 1);
+}
+
+/*
+ * A layer re-entered (overlayfs) whose inner call loses its exit: the
+ * outer exit only leaves a depth of 1, and the system call's end heals it.
+ */
+Test(call_parts, lost_nested_exit_of_one_layer_heals_at_the_root)
+{
+	reset();
+	enter(LAYER_SYSCALL, T0);
+	enter(LAYER_VFS, T0 + 10);
+	enter(LAYER_VFS, T0 + 20); /* its exit is lost */
+	leave(LAYER_VFS, T0 + 30);
+	cr_assert_eq(layer_ns, 0, "taken for the inner call's exit");
+	cr_assert_eq(ts.depth[LAYER_VFS], 1);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 40), 40);
+	cr_assert_eq(end.missed, 1);
+
+	enter(LAYER_SYSCALL, T0 + 100);
+	enter(LAYER_VFS, T0 + 110);
+	leave(LAYER_VFS, T0 + 130);
+	cr_assert_eq(layer_ns, 20, "vfs is timed again");
+	leave(LAYER_SYSCALL, T0 + 140);
+}
+
+/* Calls that end in order lose nothing: no heal, no count. */
+Test(call_parts, ordered_calls_heal_nothing)
+{
+	reset();
+	for (__u64 t = T0; t < T0 + 1000; t += 100) {
+		enter(LAYER_SYSCALL, t);
+		enter(LAYER_VFS, t + 10);
+		enter(LAYER_VFS, t + 20);
+		enter(LAYER_BTRFS, t + 30);
+		leave(LAYER_BTRFS, t + 40);
+		leave(LAYER_VFS, t + 50);
+		leave(LAYER_VFS, t + 60);
+		cr_assert_eq(layer_ns, 50);
+		cr_assert_eq(leave(LAYER_SYSCALL, t + 70), 70);
+	}
+	cr_assert_eq(missed + evicted, 0);
+}
+
+/*
+ * The LRU map takes a thread's slot: what a layer_enter finding none does
+ * (the slot a fresh one; the counts go on).
+ */
+static void evict_then_enter(unsigned int layer, __u64 now)
+{
+	unsigned int m = missed, e = evicted;
+
+	reset();
+	missed = m;
+	evicted = e;
+	slot_recreated(&ts, layer);
+	enter(layer, now);
+}
+
+/*
+ * A system call waits; its slot goes to another thread; the vfs call it
+ * makes next finds none, and makes a new one. The system call's exit is
+ * counted as evicted, once, and not timed; the next call is whole again.
+ */
+Test(call_parts, slot_evicted_inside_a_call_is_counted_once)
+{
+	reset();
+	enter(LAYER_SYSCALL, T0);
+	evict_then_enter(LAYER_VFS, T0 + 10);
+	leave(LAYER_VFS, T0 + 20);
+	cr_assert_eq(layer_ns, 10);
+	cr_assert_not(end.evicted);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 30), 0);
+	cr_assert(end.evicted);
+	cr_assert_eq(end.start, 0, "its start is gone: not timed");
+
+	enter(LAYER_SYSCALL, T0 + 100);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 150), 50);
+	cr_assert_eq(evicted, 1);
+}
+
+/* Two layers were open when the slot went: still one loss. */
+Test(call_parts, one_eviction_is_one_loss)
+{
+	reset();
+	enter(LAYER_SYSCALL, T0);
+	enter(LAYER_VFS, T0 + 10);
+	evict_then_enter(LAYER_EXT4, T0 + 20);
+	leave(LAYER_EXT4, T0 + 30);
+	leave(LAYER_VFS, T0 + 40);
+	leave(LAYER_SYSCALL, T0 + 50);
+	cr_assert_eq(evicted, 1);
+	cr_assert_eq(missed, 0, "an eviction is no lost exit");
+}
+
+/*
+ * A slot taken while no call was open is no loss: a thread's next call
+ * enters its outermost layer first (or, a kernel thread that makes no
+ * system calls, never ends a system call), and the entry clears the mark.
+ */
+Test(call_parts, slot_evicted_between_calls_is_no_loss)
+{
+	reset();
+	evict_then_enter(LAYER_SYSCALL, T0);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 10), 10);
+
+	/* a kworker's vfs calls: the syscall layer is marked, never ended */
+	evict_then_enter(LAYER_VFS, T0 + 100);
+	leave(LAYER_VFS, T0 + 120);
+	cr_assert_eq(layer_ns, 20);
+	enter(LAYER_VFS, T0 + 200);
+	leave(LAYER_VFS, T0 + 230);
+	cr_assert_eq(layer_ns, 30);
+	/* and its first system call, if any, begins with an entry */
+	enter(LAYER_SYSCALL, T0 + 300);
+	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 310), 10);
+	cr_assert_eq(evicted + missed, 0);
+}
+
+/* A call --file leaves out clears the mark: its exit is no loss either. */
+Test(call_parts, left_out_call_clears_the_mark)
+{
+	reset();
+	evict_then_enter(LAYER_VFS, T0);
+	leave(LAYER_VFS, T0 + 10);
+	if (slot_enter(&ts, LAYER_SYSCALL, false))
+		slot_left_out(&ts, LAYER_SYSCALL);
+	leave(LAYER_SYSCALL, T0 + 20);
+	cr_assert_eq(evicted, 0);
+	cr_assert_eq(end.start, 0);
+}
+
+/*
+ * Random valid sequences, with programs preempted between their clock read
+ * and their split: the parts always sum to the latency, and none wraps.
+ */
 Test(call_parts, random_sequences_add_up)
 {
 	uint64_t seed = 42;
 
 	for (int round = 0; round < 20000; round++) {
 		unsigned int stack[NR_CALL_LAYERS], n = 0, layer;
-		__u64 now = unit_rand_range(&seed, 0, 1000000), start = now, got = 0, sum = 0;
+		__u64 now = unit_rand_range(&seed, T0, 2 * T0), start = now, got = 0, sum = 0;
 		bool off = false;
 
 		reset();
@@ -193,8 +437,13 @@ Test(call_parts, random_sequences_add_up)
 		stack[n++] = layer;
 		while (n) {
 			unsigned int what = (unsigned int)unit_rand_range(&seed, 0, 3);
+			__u64 in = 0;
 
 			now += unit_rand_range(&seed, 0, 5000);
+			if (!off && what && unit_rand_range(&seed, 0, 3) == 0) {
+				in = now + unit_rand_range(&seed, 50, 500);
+				preempt_next(now + unit_rand_range(&seed, 0, 50), in);
+			}
 			if (off && what == 0) {
 				parts_wakeup(&ts, now);
 			} else if (off) {
@@ -212,10 +461,17 @@ Test(call_parts, random_sequences_add_up)
 				stack[n++] = layer;
 			} else {
 				got = leave(stack[--n], now);
+				cr_assert_lt(layer_ns, 1ULL << 40, "round %d: layer %u took %llu",
+					     round, stack[n], (unsigned long long)layer_ns);
 			}
+			/* the thread goes on after its preemption */
+			if (in)
+				now = in;
 		}
-		for (unsigned int p = 0; p < NR_PARTS; p++)
+		for (unsigned int p = 0; p < NR_PARTS; p++) {
+			cr_assert_leq(ts.part_ns[p], got, "round %d: part %u wrapped", round, p);
 			sum += ts.part_ns[p];
+		}
 		cr_assert_eq(got, now - start, "round %d: latency %llu, want %llu", round,
 			     (unsigned long long)got, (unsigned long long)(now - start));
 		cr_assert_eq(sum, got, "round %d: parts %llu, latency %llu", round,
