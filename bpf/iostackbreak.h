@@ -87,6 +87,30 @@ enum drop_reason {
 	NR_DROP_REASONS,
 };
 
+/*
+ * Storage files only (the default; --all-fds counts every descriptor): the
+ * syscall and vfs layers time calls on regular files, block devices and
+ * directories, told in the kernel from the inode of the call's file when
+ * it starts (an open: of the file it returns). Calls on other files are
+ * left out and counted by kind in the "left_out" map, per (layer, op).
+ */
+enum fd_kind {
+	FD_PIPE,   /* S_ISFIFO: pipes and named FIFOs */
+	FD_SOCKET, /* S_ISSOCK */
+	/* Character devices, anonymous inodes (eventfd, epoll, timerfd, ...),
+	 * O_PATH symlinks, and descriptors that are not open (EBADF: the
+	 * call fails at once, with no I/O, and has no file to tell). */
+	FD_OTHER,
+	NR_FD_KINDS,
+	FD_STORAGE = NR_FD_KINDS, /* not left out: counted in the cells */
+};
+
+/* The layers that leave calls out: syscall and vfs, the first two. */
+#define NR_LEFT_OUT_LAYERS 2
+#define LEFT_OUT_INDEX(layer, op, kind) (((layer)*NR_FS_OPS + (op)) * NR_FD_KINDS + (kind))
+#define NR_LEFT_OUT (NR_LEFT_OUT_LAYERS * NR_FS_OPS * NR_FD_KINDS)
+_Static_assert(LAYER_SYSCALL == 0 && LAYER_VFS == 1, "left_out indexes by layer");
+
 /* Block request flags kept by -F (our own bits, not the kernel's). */
 #define RQ_FLAG_SYNC (1U << 0)
 #define RQ_FLAG_META (1U << 1)

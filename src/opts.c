@@ -37,6 +37,7 @@ enum long_only_keys {
 	OPT_NO_VERDICT,
 	OPT_HEATMAP,
 	OPT_LIVE,
+	OPT_ALL_FDS,
 };
 
 static const char doc[] =
@@ -87,6 +88,11 @@ static const struct argp_option options[] = {
 	  "Do not split calls into where their time goes (fewer programs run)", 0 },
 	{ "no-children", OPT_NO_CHILDREN, NULL, 0,
 	  "With a COMMAND: trace its process alone, not the processes it forks", 0 },
+	{ "all-fds", OPT_ALL_FDS, NULL, 0,
+	  "Count system calls and vfs calls on every descriptor: pipes, sockets, "
+	  "character devices too (default: regular files, block devices and "
+	  "directories; each report says what it left out)",
+	  0 },
 	{ "tid", 't', "TID", 0, "Trace only this thread", 0 },
 	{ "comm", 'c', "NAME", 0, "Trace only processes with this name (as in /proc/PID/comm)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0,
@@ -424,6 +430,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'B':
 		cfg->part_hists = true;
+		break;
+	case OPT_ALL_FDS:
+		cfg->all_fds = true;
 		break;
 	case OPT_NO_OFFCPU:
 		cfg->offcpu = false;

@@ -58,6 +58,7 @@ struct config {
 	bool split_calls;      /* where each call's time goes (off with --no-parts) */
 	bool offcpu;	       /* its off-CPU parts (off with --no-offcpu) */
 	bool part_hists;       /* -B: a histogram per part in text */
+	bool all_fds;	       /* --all-fds: count calls on pipes, sockets, ... too */
 	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];      /* why parsing failed */
 	unsigned int given;    /* parsing only: single-value options seen (a bit each) */

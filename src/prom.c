@@ -301,6 +301,37 @@ static void put_time_parts(FILE *out, const struct report *r)
 	}
 }
 
+/*
+ * iostackbreak_left_out_calls_total{layer, op, kind}: calls on files that
+ * are not storage (pipes, sockets, other), left out of the latency of the
+ * syscall and vfs layers. None under --all-fds, which counts them there.
+ * Both layers see one read of a pipe: sum over kind, not over layer.
+ */
+static void put_left_out(FILE *out, const struct report *r)
+{
+	struct labels l;
+
+	if (report_left_out_layer(r) < 0)
+		return;
+	family(out, "iostackbreak_left_out_calls_total", "counter",
+	       "Calls on descriptors that are not storage files (pipes, sockets, other), "
+	       "left out of the syscall and vfs layers, since start; --all-fds counts them.");
+	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++) {
+		if (!report_leaves_out(r, layer))
+			continue;
+		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+			if (!traced(r, layer, op))
+				continue;
+			for (unsigned int kind = 0; kind < NR_FD_KINDS; kind++) {
+				cell_labels(&l, layer, op);
+				label(&l, "kind", fd_kind_name(kind));
+				fprintf(out, "iostackbreak_left_out_calls_total{%s} %" PRIu64 "\n",
+					l.buf, r->left_out[layer][op][kind]);
+			}
+		}
+	}
+}
+
 static void put_drops(FILE *out, const struct report *r)
 {
 	struct labels l;
@@ -382,6 +413,7 @@ int report_prometheus(FILE *out, const struct report *r, const struct prom_meta 
 	put_latency(out, r);
 	put_blk_errors(out, r);
 	put_time_parts(out, r);
+	put_left_out(out, r);
 	put_drops(out, r);
 	put_skipped(out, r);
 	if (r->stats)

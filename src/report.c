@@ -111,6 +111,46 @@ const char *drop_reason_name(unsigned int reason)
 	return reason < NR_DROP_REASONS ? names[reason] : "?";
 }
 
+const char *fd_kind_name(unsigned int kind)
+{
+	static const char *const names[NR_FD_KINDS] = {
+		[FD_PIPE] = "pipe",
+		[FD_SOCKET] = "socket",
+		[FD_OTHER] = "other",
+	};
+
+	return kind < NR_FD_KINDS ? names[kind] : "?";
+}
+
+bool report_leaves_out(const struct report *r, unsigned int layer)
+{
+	if (r->all_fds || layer >= NR_LEFT_OUT_LAYERS)
+		return false;
+	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+		if (r->plan->cells[layer][op].src != SRC_NONE)
+			return true;
+	return false;
+}
+
+int report_left_out_layer(const struct report *r)
+{
+	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++)
+		if (report_leaves_out(r, layer))
+			return (int)layer;
+	return -1;
+}
+
+uint64_t report_left_out_total(const struct report *r, unsigned int layer, unsigned int kind)
+{
+	uint64_t n = 0;
+
+	if (layer >= NR_LEFT_OUT_LAYERS || kind >= NR_FD_KINDS)
+		return 0;
+	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+		n += r->left_out[layer][op][kind];
+	return n;
+}
+
 uint64_t report_layer_events(const struct report *r, unsigned int layer)
 {
 	uint64_t n = 0;
@@ -248,6 +288,11 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		for (unsigned int o = 0; o < NR_OPS; o++)
 			cell_diff(&r->cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
+	r->all_fds = cfg->all_fds;
+	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
+		for (unsigned int o = 0; o < NR_FS_OPS; o++)
+			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
+				r->left_out[l][o][k] = cur->left_out[l][o][k] - prev->left_out[l][o][k];
 	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
 		if (breakdown_diff(&r->own_breakdowns, &cur->breakdowns, &prev->breakdowns))
 			return -ENOMEM;

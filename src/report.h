@@ -51,6 +51,13 @@ struct report {
 	bool part_hists; /* text: a histogram per part */
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
+	/*
+	 * Calls on descriptors that are not storage files (pipes, sockets,
+	 * ...), left out of the syscall and vfs layers; none with all_fds
+	 * (--all-fds), which counts them in the cells.
+	 */
+	bool all_fds;
+	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];
 	unsigned int nr_gone;
@@ -111,6 +118,23 @@ uint64_t report_layer_events(const struct report *r, unsigned int layer);
 bool report_layer_broken_down(const struct report *r, unsigned int layer);
 
 const char *drop_reason_name(unsigned int reason);
+
+/* "pipe", "socket", "other": a kind of file calls are left out on. */
+const char *fd_kind_name(unsigned int kind);
+
+/* Does the report leave calls of this layer out (syscall or vfs traced,
+ * without --all-fds)? */
+bool report_leaves_out(const struct report *r, unsigned int layer);
+
+/*
+ * The layer whose left-out calls stand for the report's (JSON "left_out"):
+ * the outermost of syscall and vfs it leaves out of, as the calls a program
+ * made; -1: none.
+ */
+int report_left_out_layer(const struct report *r);
+
+/* Calls of a layer left out on a kind of file, all ops together. */
+uint64_t report_left_out_total(const struct report *r, unsigned int layer, unsigned int kind);
 
 /* Value in the unit, for printing. */
 double ns_to_unit(uint64_t ns, enum unit unit);

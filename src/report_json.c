@@ -244,6 +244,43 @@ static void json_stats(struct sink *s, const struct report *r)
 	js->stats = st; /* added last, in report_end */
 }
 
+/*
+ * "left_out": calls of the outermost layer that leaves calls out (syscall,
+ * else vfs), by kind of file, all ops; zeros when none does (--all-fds, or
+ * neither layer traced). "left_out_by_op": each traced cell of both layers.
+ */
+static void json_left_out(json_object *root, const struct report *r)
+{
+	json_object *total = json_object_new_object(), *by_op = json_object_new_array();
+	int top = report_left_out_layer(r);
+
+	for (unsigned int kind = 0; kind < NR_FD_KINDS; kind++)
+		json_object_object_add(total, fd_kind_name(kind),
+				       json_object_new_uint64(top < 0 ? 0
+								      : report_left_out_total(
+									    r, (unsigned int)top, kind)));
+	json_object_object_add(root, "left_out", total);
+	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++) {
+		if (!report_leaves_out(r, layer))
+			continue;
+		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+			json_object *o;
+
+			if (r->plan->cells[layer][op].src == SRC_NONE)
+				continue;
+			o = json_object_new_object();
+			json_object_object_add(o, "layer", json_object_new_string(layer_name(layer)));
+			json_object_object_add(o, "op", json_object_new_string(op_name(layer, op)));
+			for (unsigned int kind = 0; kind < NR_FD_KINDS; kind++)
+				json_object_object_add(
+					o, fd_kind_name(kind),
+					json_object_new_uint64(r->left_out[layer][op][kind]));
+			json_object_array_add(by_op, o);
+		}
+	}
+	json_object_object_add(root, "left_out_by_op", by_op);
+}
+
 static int json_end(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
@@ -254,6 +291,7 @@ static int json_end(struct sink *s, const struct report *r)
 	if (js->totals)
 		json_object_object_add(js->root, "totals", js->totals);
 	json_object_object_add(js->root, "skipped", js->skipped);
+	json_left_out(js->root, r);
 	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i),

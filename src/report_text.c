@@ -288,9 +288,46 @@ static void text_cells_end(struct sink *s, const struct report *r)
 	}
 }
 
+/*
+ * What a layer left out, if anything: "(syscall left out: 3 reads on
+ * pipes, 12 on sockets, 1 write on a pipe; --all-fds to count them)".
+ */
+static void text_left_out(FILE *out, const struct report *r, unsigned int layer)
+{
+	static const char *const one[NR_FD_KINDS] = { "a pipe", "a socket", "another file" };
+	static const char *const many[NR_FD_KINDS] = { "pipes", "sockets", "other files" };
+	bool any = false;
+
+	if (!report_leaves_out(r, layer))
+		return;
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		bool op_named = false;
+
+		for (unsigned int kind = 0; kind < NR_FD_KINDS; kind++) {
+			uint64_t n = r->left_out[layer][op][kind];
+
+			if (!n)
+				continue;
+			if (any)
+				fprintf(out, ", %" PRIu64, n);
+			else
+				fprintf(out, "(%s left out: %" PRIu64, layer_name(layer), n);
+			if (!op_named)
+				fprintf(out, " %s%s", op_name(layer, op), n == 1 ? "" : "s");
+			fprintf(out, " on %s", n == 1 ? one[kind] : many[kind]);
+			any = op_named = true;
+		}
+	}
+	if (any)
+		fprintf(out, "; --all-fds to count them)\n");
+}
+
 static int text_end(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
+
+	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++)
+		text_left_out(out, r, layer);
 
 	for (unsigned int i = 0; i < r->nr_gone; i++) {
 		char dev[32];

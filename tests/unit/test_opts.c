@@ -57,6 +57,8 @@ static const struct ok_case ok_cases[] = {
 	{ .args = { NULL }, .want = { DEF } },
 	{ .args = { "-T", "syscall", NULL },
 	  .want = { .layers = LAYER(LAYER_SYSCALL), .layers_given = true } },
+	{ .args = { "--all-fds", "-T", "syscall", NULL },
+	  .want = { .layers = LAYER(LAYER_SYSCALL), .layers_given = true, .all_fds = true } },
 	{ .args = { "-T", "vfs", NULL },
 	  .want = { .layers = LAYER(LAYER_VFS), .layers_given = true } },
 	{ .args = { "-T", "ext4", NULL },
@@ -228,6 +230,7 @@ static void check_ok(const struct ok_case *tc)
 	cr_assert_eq(cfg.max_keys, w->max_keys, "[%s] max_keys %u, want %u", what, cfg.max_keys,
 		     w->max_keys);
 	cr_assert_eq(cfg.timestamp, w->timestamp, "[%s] timestamp", what);
+	cr_assert_eq(cfg.all_fds, w->all_fds, "[%s] all_fds", what);
 	cr_assert_eq(cfg.duration, w->duration, "[%s] duration %u, want %u", what, cfg.duration,
 		     w->duration);
 	check_str(what, "disk", cfg.disk, w->disk);

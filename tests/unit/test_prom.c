@@ -52,6 +52,12 @@ static void make_report(void)
 	cell_record(&rep.cells[LAYER_VFS][FSOP_READ], 777);
 	rep.drops[DROP_BREAKDOWN_MAP_FULL] = 3;
 	rep.dropped = 3;
+	rep.left_out[LAYER_SYSCALL][FSOP_READ][FD_PIPE] = 3;
+	rep.left_out[LAYER_SYSCALL][FSOP_READ][FD_SOCKET] = 12;
+	rep.left_out[LAYER_SYSCALL][FSOP_WRITE][FD_OTHER] = 5;
+	/* Not traced: no series, whatever its counts. */
+	rep.left_out[LAYER_SYSCALL][FSOP_OPEN][FD_PIPE] = 8;
+	rep.left_out[LAYER_VFS][FSOP_READ][FD_PIPE] = 99;
 }
 
 static void key(struct breakdown_entry *e, unsigned int cell, uint32_t tgid, const char *comm,
@@ -441,5 +447,38 @@ Test(prom, parts_of_calls_sum_to_the_root)
 	    "%s", text);
 	cr_assert_null(strstr(text, "part=\"vfs\""), "vfs is not traced here: %s", text);
 	cr_assert_not_null(strstr(text, "# TYPE iostackbreak_time_seconds_total counter\n"));
+	free(text);
+}
+
+/* Calls left out: a series per traced syscall/vfs cell and kind, with its
+ * count; none for cells not traced; no family under --all-fds. */
+Test(prom, left_out_calls)
+{
+	char *text, line[128];
+	const char *p = NULL;
+	unsigned int n = 0;
+
+	make_report();
+	text = render();
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		for (unsigned int k = 0; k < NR_FD_KINDS; k++) {
+			bool traced = op == FSOP_READ || op == FSOP_WRITE;
+
+			snprintf(line, sizeof(line),
+				 "\niostackbreak_left_out_calls_total{layer=\"syscall\",op=\"%s\","
+				 "kind=\"%s\"} %" PRIu64 "\n",
+				 op_name(LAYER_SYSCALL, op), fd_kind_name(k),
+				 rep.left_out[LAYER_SYSCALL][op][k]);
+			cr_assert_eq(strstr(text, line) != NULL, traced, "%s in:\n%s", line, text);
+		}
+	}
+	for (p = text; (p = strstr(p, "\niostackbreak_left_out_calls_total{")); p++)
+		n++;
+	cr_assert_eq(n, 2 * NR_FD_KINDS, "series: %u\n%s", n, text);
+	cr_assert_not_null(strstr(text, "# TYPE iostackbreak_left_out_calls_total counter\n"));
+	free(text);
+	rep.all_fds = true;
+	text = render();
+	cr_assert_null(strstr(text, "iostackbreak_left_out_calls_total"), "%s", text);
 	free(text);
 }

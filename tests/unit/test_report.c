@@ -109,6 +109,14 @@ static void make_report(void)
 	rep.drops[DROP_THREAD_MAP_FULL] = 2;
 	rep.drops[DROP_RQ_MAP_FULL] = 1;
 	rep.dropped = 3;
+	/* Calls on pipes, sockets and other files, left out of syscall; vfs
+	 * is not traced, so its counts must show nowhere. */
+	rep.left_out[LAYER_SYSCALL][FSOP_READ][FD_PIPE] = 3;
+	rep.left_out[LAYER_SYSCALL][FSOP_READ][FD_SOCKET] = 12;
+	rep.left_out[LAYER_SYSCALL][FSOP_WRITE][FD_PIPE] = 1;
+	rep.left_out[LAYER_SYSCALL][FSOP_WRITE][FD_OTHER] = 40;
+	rep.left_out[LAYER_SYSCALL][FSOP_OPEN][FD_OTHER] = 1;
+	rep.left_out[LAYER_VFS][FSOP_READ][FD_PIPE] = 99;
 }
 
 static char *render_text(enum unit unit)
@@ -318,6 +326,38 @@ Test(report, text_matches_cells)
 	}
 }
 
+/* What was left out: one line for syscall, none for vfs (not traced). */
+Test(report, text_left_out)
+{
+	char *text;
+
+	make_report();
+	text = render_text(UNIT_NS);
+	cr_assert_not_null(strstr(text, "\n(syscall left out: 3 reads on pipes, 12 on sockets, "
+					"1 write on a pipe, 40 on other files, 1 open on "
+					"another file; --all-fds to count them)\n"),
+			   "%s", text);
+	cr_assert_null(strstr(text, "vfs left out"), "%s", text);
+	free(text);
+	/* Nothing left out: no line. */
+	memset(rep.left_out, 0, sizeof(rep.left_out));
+	text = render_text(UNIT_NS);
+	cr_assert_null(strstr(text, "left out"), "%s", text);
+	free(text);
+}
+
+/* --all-fds: nothing is left out, whatever the map says. */
+Test(report, text_all_fds)
+{
+	char *text;
+
+	make_report();
+	rep.all_fds = true;
+	text = render_text(UNIT_NS);
+	cr_assert_null(strstr(text, "left out"), "%s", text);
+	free(text);
+}
+
 /* The -u average: sum / count / 1000 with two decimals. */
 Test(report, text_us_average)
 {
@@ -425,6 +465,46 @@ static void check_json_cell(json_object *o, unsigned int l, unsigned int op)
 	cr_assert_eq(k, nb, "%s %s: %zu buckets in JSON, %zu non-empty", name, opn, nb, k);
 }
 
+/* "left_out": the syscall layer's, by kind; "left_out_by_op": its cells. */
+static void check_json_left_out(json_object *root)
+{
+	json_object *lo = get(root, "left_out"), *by_op = get(root, "left_out_by_op");
+
+	cr_assert_eq(get_u64(lo, "pipe"), 3 + 1);
+	cr_assert_eq(get_u64(lo, "socket"), 12);
+	cr_assert_eq(get_u64(lo, "other"), 40 + 1);
+	cr_assert_eq(json_object_object_length(lo), 3, "%s", json_object_to_json_string(lo));
+	cr_assert_eq(json_object_array_length(by_op), NR_FS_OPS, "syscall's ops only");
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		json_object *o = json_object_array_get_idx(by_op, op);
+
+		cr_assert_str_eq(get_str(o, "layer"), "syscall");
+		cr_assert_str_eq(get_str(o, "op"), op_name(LAYER_SYSCALL, op));
+		for (unsigned int k = 0; k < NR_FD_KINDS; k++)
+			cr_assert_eq(get_u64(o, fd_kind_name(k)), rep.left_out[LAYER_SYSCALL][op][k],
+				     "%s %s", op_name(LAYER_SYSCALL, op), fd_kind_name(k));
+	}
+}
+
+/* --all-fds: zeros, and no cells that left anything out. */
+Test(report, json_all_fds)
+{
+	json_object *root, *lo;
+	char *text;
+
+	make_report();
+	rep.all_fds = true;
+	text = render_json();
+	root = json_tokener_parse(text);
+	cr_assert_not_null(root, "%s", text);
+	lo = get(root, "left_out");
+	for (unsigned int k = 0; k < NR_FD_KINDS; k++)
+		cr_assert_eq(get_u64(lo, fd_kind_name(k)), 0, "%s", text);
+	cr_assert_eq(json_object_array_length(get(root, "left_out_by_op")), 0, "%s", text);
+	json_object_put(root);
+	free(text);
+}
+
 Test(report, json_matches_cells)
 {
 	json_object *root, *cells, *skipped, *drops;
@@ -448,6 +528,7 @@ Test(report, json_matches_cells)
 		cr_assert_eq(get_u64(drops, drop_reason_name(i)), rep.drops[i], "%s",
 			     drop_reason_name(i));
 	cr_assert_not(json_object_object_get_ex(root, "totals", NULL), "no breakdown: no totals");
+	check_json_left_out(root);
 
 	/* Traced wanted cells in layer, op order, empty ones included;
 	 * skipped ones with their reason; others nowhere. */
