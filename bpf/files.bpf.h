@@ -30,23 +30,27 @@ enum arg_method {
 	AM_KPROBE,     /* ctx: pt_regs at the function's entry or return */
 	AM_SYS_TP,     /* ctx: syscalls:sys_enter_* / sys_exit_* record */
 	AM_SYS_RAW,    /* ctx: raw sys_enter/sys_exit (regs, id or ret) */
+	AM_SYS_BTF,    /* the same from tp_btf: regs is a pointer it may load from */
 	AM_SYS_FENTRY, /* ctx: the wrapper's (regs), then its return value */
 	AM_SYS_KPROBE, /* ctx: pt_regs of the wrapper, whose first argument is regs */
 	AM_CELL_TP,    /* ctx: a cell's own tracepoint record */
 };
 
-/* Argument n (0-3) of the user's system call, from its saved registers. */
-static __always_inline __u64 sys_arg(struct pt_regs *regs, int n)
+/*
+ * Argument n (0-3) of the user's system call, from its saved registers;
+ * btf: regs is BTF-typed (tp_btf), read with plain loads, not helpers.
+ */
+static __always_inline __u64 sys_arg(struct pt_regs *regs, int n, bool btf)
 {
 	switch (n) {
 	case 0:
-		return PT_REGS_PARM1_CORE_SYSCALL(regs);
+		return btf ? PT_REGS_PARM1_SYSCALL(regs) : PT_REGS_PARM1_CORE_SYSCALL(regs);
 	case 1:
-		return PT_REGS_PARM2_CORE_SYSCALL(regs);
+		return btf ? PT_REGS_PARM2_SYSCALL(regs) : PT_REGS_PARM2_CORE_SYSCALL(regs);
 	case 2:
-		return PT_REGS_PARM3_CORE_SYSCALL(regs);
+		return btf ? PT_REGS_PARM3_SYSCALL(regs) : PT_REGS_PARM3_CORE_SYSCALL(regs);
 	default:
-		return PT_REGS_PARM4_CORE_SYSCALL(regs);
+		return btf ? PT_REGS_PARM4_SYSCALL(regs) : PT_REGS_PARM4_CORE_SYSCALL(regs);
 	}
 }
 
@@ -74,11 +78,13 @@ static __always_inline __u64 arg_n(void *ctx, int method, int n)
 				      &((struct trace_event_raw_sys_enter *)ctx)->args[n]);
 		return v;
 	}
+	case AM_SYS_BTF:
+		return sys_arg((struct pt_regs *)((__u64 *)ctx)[0], n, true);
 	case AM_SYS_RAW:
 	case AM_SYS_FENTRY:
-		return sys_arg((struct pt_regs *)((__u64 *)ctx)[0], n);
+		return sys_arg((struct pt_regs *)((__u64 *)ctx)[0], n, false);
 	case AM_SYS_KPROBE:
-		return sys_arg((struct pt_regs *)PT_REGS_PARM1(regs), n);
+		return sys_arg((struct pt_regs *)PT_REGS_PARM1(regs), n, false);
 	}
 	return 0;
 }
@@ -115,6 +121,7 @@ static __always_inline __s64 ret_of(void *ctx, int method, int args)
 	case AM_SYS_TP:
 		return ((struct trace_event_raw_sys_exit *)ctx)->ret;
 	case AM_SYS_RAW:
+	case AM_SYS_BTF:
 		return ((__s64 *)ctx)[1];
 	}
 	return 0;
@@ -133,6 +140,27 @@ static __always_inline struct file *file_of_fd(__u64 fd)
 	fds = BPF_CORE_READ(fdt, fd);
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
 	return f;
+}
+
+/*
+ * The same from tp_btf: the task, its files and fdtable are BTF pointers
+ * it loads from; the array of files is not typed for the verifier, so one
+ * probe read fetches the slot.
+ */
+static __always_inline struct file *file_of_fd_btf(__u64 fd)
+{
+	struct fdtable *fdt = bpf_get_current_task_btf()->files->fdt;
+	struct file *f = NULL;
+
+	if (!fdt || fd >= fdt->max_fds) /* a negative fd is a huge __u64 */
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
+	return f;
+}
+
+static __always_inline struct file *fd_file(__u64 fd, int method)
+{
+	return method == AM_SYS_BTF ? file_of_fd_btf(fd) : file_of_fd(fd);
 }
 
 /* Is (superblock dev, inode number) one of the --file files? */
@@ -168,9 +196,10 @@ static __always_inline __u64 pos_at(__u64 ppos)
  * What a layer's call is about: its file (and, under --file, whether it is
  * one of ours), its position and size. Returns false when --file leaves the
  * call out. An open's file is only known at its exit (ARGS_OPEN: pending).
+ * known: the file behind the call's descriptor if it was read already.
  */
 static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, int method,
-					   int args, __u32 layer, __u32 op)
+					   int args, __u32 layer, __u32 op, struct file *known)
 {
 	struct file *f = NULL;
 	struct inode *inode = NULL;
@@ -182,7 +211,7 @@ static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, 
 	case ARGS_FD_POS:
 	case ARGS_FD_VEC:
 	case ARGS_FD_VEC_POS:
-		f = file_of_fd(arg_n(ctx, method, 0));
+		f = known ? known : fd_file(arg_n(ctx, method, 0), method);
 		if (!f || op == FSOP_FSYNC)
 			break;
 		if (args == ARGS_FD || args == ARGS_FD_POS)
@@ -251,14 +280,12 @@ static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, 
 }
 
 /*
- * An open(2) ends: its file is the descriptor it returned, found once here
- * for both --file and its event. Under --file the open is decided on that
- * file: returns true when it is to be left out.
+ * An open(2) ends: f is the file of the descriptor it returned (found once,
+ * by open_left_out()), for both --file and its event. Under --file the open
+ * is decided on that file: returns true when it is to be left out.
  */
-static __always_inline bool open_exit(struct thread_starts *ts, __s64 ret)
+static __always_inline bool open_exit(struct thread_starts *ts, struct file *f)
 {
-	struct file *f = ret >= 0 ? file_of_fd((__u64)ret) : NULL;
-
 	ts->file = (__u64)f;
 	if (!nr_files || !ts->file_pending)
 		return false;

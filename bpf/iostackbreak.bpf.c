@@ -31,6 +31,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "filter.bpf.h" /* which tasks are traced */
 #include "thread.bpf.h" /* the per-thread slot of open calls */
 #include "files.bpf.h"	/* a call's file, position and size; --file */
+#include "storage.bpf.h" /* storage files only: the kind of a call's file */
 #include "events.bpf.h" /* --slower and --trace events */
 #include "layer.bpf.h"	/* entry and exit of a layer's call */
 

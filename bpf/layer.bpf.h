@@ -41,10 +41,22 @@ static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *c
 	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
+	struct file *f = NULL;
+	__u32 kind;
 	__u64 now;
 
 	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
+	/* Before any slot is touched: a call on a pipe leaves here. */
+	if (!all_fds && layer < NR_LEFT_OUT_LAYERS) {
+		kind = call_kind(ctx, method, args, &f);
+		if (kind != FD_STORAGE) {
+			if (nest)
+				goto left_out_nested;
+			count_left_out(layer, op, kind);
+			return 0;
+		}
+	}
 	if (use_task_storage) {
 		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(),
 					  (void *)&fresh_slots, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -71,7 +83,7 @@ have_slot:
 	if (!slot_enter(ts, layer, nest))
 		return 0;
 	/* Only an outermost call asks: its exit must find what its entry did. */
-	if (want_args && !call_args_read(ts, ctx, method, args, layer, op)) {
+	if (want_args && !call_args_read(ts, ctx, method, args, layer, op, f)) {
 		slot_left_out(ts, layer);
 		return 0;
 	}
@@ -83,6 +95,22 @@ have_slot:
 		ts->blk_bytes = 0;
 	}
 	slot_begin(ts, layer, nest, now);
+	return 0;
+
+left_out_nested:
+	/*
+	 * A layer that nests (vfs): a call on a pipe inside an open call of the
+	 * same layer and thread is part of that call, and its exit must find
+	 * the depth it adds. The slot is only looked up, never made.
+	 */
+	if (use_task_storage)
+		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
+	else
+		ts = bpf_map_lookup_elem(&thread_starts, &tid);
+	if (ts && ts->depth[layer])
+		ts->depth[layer]++;
+	else
+		count_left_out(layer, op, kind);
 	return 0;
 }
 
@@ -159,7 +187,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	is_root = layer == root_layer;
 	if (want_args && (nr_files || (events_on && is_root)))
 		ret = ret_of(ctx, method, args);
-	if (want_args && layer == LAYER_SYSCALL && op == FSOP_OPEN && open_exit(ts, ret)) {
+	if (layer == LAYER_SYSCALL && op == FSOP_OPEN && open_left_out(ts, ctx, method, args)) {
 		/* Closed as if it never was: nothing recorded, the parts reset. */
 		if (split_calls)
 			parts_exit(ts, layer, &now);

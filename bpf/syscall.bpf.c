@@ -69,7 +69,8 @@ static __always_inline int raw_sys_enter(void *ctx, __u64 nr, bool btf)
 {
 	if (nr >= SYSNR_SLOTS || !sysnr_op[nr] || compat_syscall(btf))
 		return 0;
-	return layer_enter(LAYER_SYSCALL, sysnr_op[nr] - 1, false, ctx, AM_SYS_RAW, sysnr_args[nr]);
+	return layer_enter(LAYER_SYSCALL, sysnr_op[nr] - 1, false, ctx, btf ? AM_SYS_BTF : AM_SYS_RAW,
+			   sysnr_args[nr]);
 }
 
 static __always_inline int raw_sys_exit(void *ctx, struct pt_regs *regs, bool btf)
@@ -81,7 +82,8 @@ static __always_inline int raw_sys_exit(void *ctx, struct pt_regs *regs, bool bt
 	if (nr >= SYSNR_SLOTS || !sysnr_op[nr] || compat_syscall(btf))
 		return 0;
 	op = sysnr_op[nr] - 1;
-	return layer_exit(LAYER_SYSCALL, op, false, ctx, AM_SYS_RAW, sysnr_args[nr]);
+	return layer_exit(LAYER_SYSCALL, op, false, ctx, btf ? AM_SYS_BTF : AM_SYS_RAW,
+			  sysnr_args[nr]);
 }
 
 SEC("tp_btf/sys_enter")

@@ -465,6 +465,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	t->skel->rodata->by_disk = knobs->by_disk;
 	t->skel->rodata->by_flags = knobs->by_flags;
 	t->skel->rodata->follow_children = knobs->follow_children;
+	t->skel->rodata->all_fds = knobs->all_fds;
 	t->root_layer = knobs->split_calls ? plan_root_layer(plan) : -1;
 	t->skel->rodata->split_calls = t->root_layer >= 0;
 	/* Calls are split, and sent as events, at the outermost layer traced. */

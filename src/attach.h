@@ -39,6 +39,7 @@ struct tracer_knobs {
 	bool seed_children;    /* and those that exist already (-p --children) */
 	bool split_calls;      /* split calls of the root layer into parts */
 	bool offcpu;	       /* with their off-CPU parts (sched_switch) */
+	bool all_fds;	       /* syscall and vfs: every descriptor, not storage only */
 	/* Single calls: events to user space, and the file filter. */
 	bool events;		      /* --slower or --trace */
 	bool trace;		      /* --trace: slices and requests too */

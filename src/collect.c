@@ -91,6 +91,33 @@ static int read_drops(struct tracer *t, uint64_t drops[NR_DROP_REASONS], int ncp
 	return ret;
 }
 
+/* Calls left out of the syscall and vfs layers, by (layer, op, kind). */
+static int read_left_out(struct tracer *t, struct snapshot *snap, int ncpu)
+{
+	int fd = bpf_map__fd(t->skel->maps.left_out);
+	uint64_t *percpu = calloc((size_t)ncpu, sizeof(*percpu));
+	int ret = 0;
+
+	if (!percpu)
+		return -ENOMEM;
+	for (__u32 l = 0; l < NR_LEFT_OUT_LAYERS && !ret; l++) {
+		for (__u32 op = 0; op < NR_FS_OPS && !ret; op++) {
+			for (__u32 kind = 0; kind < NR_FD_KINDS; kind++) {
+				__u32 idx = LEFT_OUT_INDEX(l, op, kind);
+
+				if (bpf_map_lookup_elem(fd, &idx, percpu)) {
+					ret = -errno;
+					break;
+				}
+				for (int cpu = 0; cpu < ncpu; cpu++)
+					snap->left_out[l][op][kind] += percpu[cpu];
+			}
+		}
+	}
+	free(percpu);
+	return ret;
+}
+
 uint64_t tracer_drops(struct tracer *t, unsigned int reason)
 {
 	uint64_t drops[NR_DROP_REASONS] = {};
@@ -192,6 +219,9 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = read_calls(t, snap, ncpu);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
+	/* Last: nothing ties it to the cells, so it stays out of their window. */
+	if (!ret)
+		ret = read_left_out(t, snap, ncpu);
 	return ret;
 }
 

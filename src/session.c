@@ -216,6 +216,7 @@ static int set_knobs(struct session *s)
 	k->seed_children = cfg->children;
 	k->split_calls = cfg->split_calls;
 	k->offcpu = cfg->offcpu;
+	k->all_fds = cfg->all_fds;
 	k->queued = cfg->queued;
 	k->events = cfg->slower || cfg->trace;
 	k->trace = cfg->trace != NULL;

@@ -6,9 +6,11 @@ workload's own count, /proc/PID/io and /proc/diskstats."""
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
+import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -183,3 +185,63 @@ class LoopDevice:
 def bpf_prog_ids():
     p = run("bpftool", "-j", "prog", "list", check=True)
     return {prog["id"] for prog in json.loads(p.stdout or "[]")}
+
+
+# The system calls of each op of the syscall layer (bpf/cells.def).
+SYSCALL_NAMES = {
+    "read": ("read", "pread64", "readv", "preadv", "preadv2"),
+    "write": ("write", "pwrite64", "writev", "pwritev", "pwritev2"),
+    "open": ("open", "openat", "openat2", "creat"),
+    "fsync": ("fsync", "fdatasync"),
+}
+KINDS = ("pipe", "socket", "other")
+
+
+def strace_fd_kind(annotation):
+    """The kind of file strace --decode-fds=path,socket,dev names: None for
+    storage (a path: a regular file or a directory; a block device), else
+    "pipe", "socket" or "other" as the tool counts them."""
+    if annotation.startswith("pipe:"):
+        return "pipe"
+    if re.match(r"^(socket|UNIX|TCP|TCPv6|UDP|UDPv6|NETLINK|UNIX-STREAM)[:\[]", annotation):
+        return "socket"
+    if annotation.startswith("anon_inode:") or "<char " in annotation:
+        return "other"
+    assert annotation.startswith("/"), annotation
+    return None
+
+
+def strace_calls(cmd, cwd=None, timeout=120):
+    """The syscall layer's calls of a deterministic command, per strace -f:
+    ({op: calls on storage files}, {(op, kind): calls left out}). A call on
+    a descriptor that is not open is "other"; an open goes by the file it
+    returned, and a failed one counts as storage (as the tool counts them)."""
+    op_of = {name: op for op, names in SYSCALL_NAMES.items() for name in names}
+    storage = {op: 0 for op in SYSCALL_NAMES}
+    left = {(op, k): 0 for op in SYSCALL_NAMES for k in KINDS}
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
+        # -ff: a file per process, so no call is split over two lines.
+        p = subprocess.run(["strace", "-ff", "--decode-fds=path,socket,dev", "-o",
+                            os.path.join(d, "st"), "-e", "trace=" + ",".join(op_of), *cmd],
+                           capture_output=True, text=True, timeout=timeout, cwd=cwd)
+        assert p.returncode == 0, f"strace {cmd}: {p.stderr}"
+        for name in os.listdir(d):
+            with open(os.path.join(d, name)) as f:
+                for line in f:
+                    m = re.match(r"^(\w+)\(", line)
+                    if not m or m.group(1) not in op_of:
+                        continue  # signals, exits
+                    op = op_of[m.group(1)]
+                    if op == "open":
+                        r = re.search(r"\) += (-?\d+)(?:<(.*)>)?(?: .*)?$", line)
+                        assert r, line
+                        kind = None if int(r.group(1)) < 0 else strace_fd_kind(r.group(2))
+                    else:
+                        a = re.match(r"^\w+\(\d+(<.*?>)?(?:, |\))", line)
+                        assert a, line
+                        kind = "other" if a.group(1) is None else strace_fd_kind(a.group(1)[1:-1])
+                    if kind is None:
+                        storage[op] += 1
+                    else:
+                        left[op, kind] += 1
+    return storage, left

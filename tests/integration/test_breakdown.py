@@ -107,7 +107,7 @@ def check_calls(rep):
 
 def check_report(rep, split=()):
     want = {"time", "interval_s", "verdict", "cells", "skipped", "dropped",
-            "dropped_by_reason"}
+            "dropped_by_reason", "left_out", "left_out_by_op"}
     assert isinstance(rep.get("verdict"), str) and rep["verdict"], rep.get("verdict")
     if split:
         want.add("totals")
