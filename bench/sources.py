@@ -6,8 +6,9 @@ Per round, alternating, each on an otherwise idle tracer set-up:
   once and storing it: bench/floor.bpf.c -DFLOOR_RAW); `-T syscall` on the
   raw pair (--attach=raw, the default); `-T syscall` on a tracepoint pair
   per syscall (--attach=tracepoint); libbpf-tools' syscount -L.
-Workloads: cached 4 KiB preads (traced calls) and getppid() (a call no
-layer traces). Then start-up (exec to "Hit Ctrl-C to end.") and exit
+Workloads: cached 4 KiB preads (traced calls), getppid() (a call no
+layer traces) and 1-byte writes and reads of a pipe (calls the syscall
+layer sees and leaves out: not on a storage file). Then start-up (exec to "Hit Ctrl-C to end.") and exit
 (SIGINT to exit) of all layers with each source.
 
 Figures are medians over rounds of the traced run minus the untraced run
@@ -73,6 +74,9 @@ def main():
     loads = {
         "cached 4 KiB pread": ([IOWORK, "pread", str(a.n_pread), path], a.n_pread),
         "getppid (not traced)": ([SYSLOOP, str(a.n_getppid)], a.n_getppid),
+        # 1-byte write + read pairs on a pipe: seen, and left out (not storage).
+        "pipe write/read (left out)": ([SYSLOOP, str(a.n_getppid // 2), "pipe"],
+                                       a.n_getppid // 2 * 2),
     }
     added = {(w, c): [] for w in loads for c in configs}
     for _ in range(a.rounds):

@@ -655,6 +655,48 @@ events_run() {
 	check_eq "$tag: trace slices outside their call" "$bad" 0
 }
 
+# fds_run METHOD [--all-fds]: storage files only at vfs too. dd reads a FIFO
+# a byte at a time, 300 times (a writer fills it), and writes what it read
+# to a tmpfs file. By default the FIFO's open and its 300 reads are left out
+# at syscall and at vfs alike, counted as "pipe", and both layers count the
+# same storage reads; with --all-fds vfs counts the 300 reads.
+fds_run() {
+	local m=$1 all=${2:-} tag="fds $1${2:+ $2}" tout=/tmp/tool.fds.json terr=/tmp/tool.fds.err
+	local fifo=/tmp/fds.fifo tpid hpid trc sys vfs
+	rm -f "$fifo" /tmp/fds.out
+	mkfifo "$fifo"
+	head -c 300 /dev/zero >"$fifo" &
+	hpid=$!
+	iostackbreak --attach="$m" -T syscall,vfs --json ${all:+"$all"} -- \
+		dd if="$fifo" of=/tmp/fds.out bs=1 count=300 >"$tout" 2>"$terr" &
+	tpid=$!
+	wait_exit "$tpid" "$ATTACH_TIMEOUT"
+	trc=$exit_rc
+	check_eq "$tag tool exit status" "$trc" 0
+	wait_exit "$hpid" 30 # the writer: killed if no reader ever came
+	if [[ $trc != 0 ]] || ! jq -e .cells "$tout" >/dev/null 2>&1; then
+		dump "iostackbreak stderr" "$terr"
+		return
+	fi
+	# .left_out_by_op[] of LAYER and OP: "pipe socket other".
+	lo() { jq -r --arg l "$1" --arg o "$2" \
+		'.left_out_by_op[] | select(.layer == $l and .op == $o) | "\(.pipe) \(.socket) \(.other)"' "$tout"; }
+	sys=$(jq -r '.cells[] | select(.layer == "syscall" and .op == "read") | .count' "$tout")
+	vfs=$(jq -r '.cells[] | select(.layer == "vfs" and .op == "read") | .count' "$tout")
+	if [[ -n $all ]]; then
+		check_eq "$tag: vfs reads left out" "$(jq -r '.left_out | .pipe + .socket + .other' "$tout")" 0
+		check_eq "$tag: vfs reads = syscall reads" "$vfs" "$sys"
+		((vfs >= 300)) && pass "$tag: vfs counts the 300 reads of the FIFO ($vfs)" ||
+			fail "$tag: vfs counts the 300 reads of the FIFO" "got $vfs"
+		return
+	fi
+	check_eq "$tag: syscall reads of pipes left out" "$(lo syscall read | cut -d' ' -f1)" 300
+	check_eq "$tag: vfs reads of pipes left out" "$(lo vfs read | cut -d' ' -f1)" 300
+	check_eq "$tag: syscall opens of pipes left out" "$(lo syscall open | cut -d' ' -f1)" 1
+	check_eq "$tag: vfs opens of pipes left out" "$(lo vfs open | cut -d' ' -f1)" 1
+	check_eq "$tag: vfs storage reads = syscall's" "$vfs" "$sys"
+}
+
 # slow_events_run: O_DIRECT reads of null_blk whose every request takes
 # DELAY_NS, under --slower=DELAY: every read is that slow, so every read is
 # an event, with its one request of at least the delay and most of its
@@ -749,6 +791,9 @@ for m in fentry kprobe; do
 	fi
 	echo "=== events and trace: --attach=$m"
 	events_run "$m"
+	echo "=== storage files only: --attach=$m"
+	fds_run "$m"
+	[[ $m == fentry ]] && fds_run "$m" --all-fds
 	info "$m: $(since "$t0") s in all"
 done
 echo "=== blk: -T blk -d $DISK, with and without -Q"
