@@ -131,6 +131,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.drops[i] = take_u8(&in) % 2 ? take_u64(&in) >> 4 : 0;
 		r.dropped += r.drops[i];
 	}
+	/* Calls left out (last: older inputs keep their meaning above). */
+	r.all_fds = take_u8(&in) & 1;
+	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
+		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
+				r.left_out[l][op][k] = take_u8(&in) % 2 ? take_u64(&in) >> 2 : 0;
 
 	json = render(&s, &r, 1, UNIT_NS);
 	FUZZ_CHECK(strlen(json) && json[strlen(json) - 1] == '\n' && !strchr(json, '\n')[1],
