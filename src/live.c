@@ -52,6 +52,8 @@ struct model {
 	struct key keys[NR_GROUPS][MAX_KEYS];
 	unsigned int nr_keys[NR_GROUPS];
 	bool have[NR_GROUPS]; /* the report had that breakdown */
+	int left_out_layer;   /* whose calls on pipes, sockets... were left out; -1: none */
+	uint64_t left_out[NR_FD_KINDS]; /* by kind, that layer's */
 	unsigned int key_layer[NR_GROUPS];
 };
 
@@ -222,6 +224,9 @@ static void model_build(struct model *m, const struct report *r)
 	m->valid = true;
 	m->secs = r->interval_s;
 	report_verdict(r, m->verdict, sizeof(m->verdict));
+	m->left_out_layer = report_left_out_layer(r);
+	for (unsigned int k = 0; m->left_out_layer >= 0 && k < NR_FD_KINDS; k++)
+		m->left_out[k] = report_left_out_total(r, (unsigned int)m->left_out_layer, k);
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		for (unsigned int o = 0; o < layer_nr_ops(l); o++) {
 			const struct cell_hist *c = &r->cells[l][o];
@@ -427,6 +432,12 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 	}
 	line(&s, "(bar: S V E X B a layer on CPU (syscall, vfs, ext4, xfs, btrfs), w io_wait, "
 		 "b blocked, r runqueue)");
+	if (m->left_out_layer >= 0)
+		line(&s,
+		     "(%s left out: %" PRIu64 " calls on pipes, %" PRIu64 " on sockets, %" PRIu64
+		     " on other files; --all-fds to count them)",
+		     layer_name((unsigned int)m->left_out_layer), m->left_out[FD_PIPE],
+		     m->left_out[FD_SOCKET], m->left_out[FD_OTHER]);
 	if (lv->note[0])
 		line(&s, "%s", lv->note);
 	draw_keys(lv, &s);

@@ -290,6 +290,9 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             assert second and second > first, (first, second, screen)
             assert screen.splitlines()[0].startswith("iostackbreak --live"), screen
             assert "verdict: read p99" in screen, screen
+            # Calls on pipes and sockets (tmux's own, python's) are left
+            # out of the storage layers, and the view says so.
+            assert re.search(r"\(syscall left out: \d+ calls on pipes, \d+ on sockets", screen), screen
             # d: the disks (no blk layer here: it says so); p: back.
             tmux("send-keys", "-t", session, "d")
             time.sleep(0.5)
