@@ -125,13 +125,19 @@ static __always_inline void count_call_request(struct thread_starts *ts, struct 
 
 /*
  * Records a request's first sighting. The key (the struct request) may still
- * hold an entry: the same request started again after a requeue (same
- * allocation time: it replaces its own entry), or a new request in a struct
- * whose last use never reached block_rq_complete (the kernel completed it
- * without the tracepoint reporting it to us): that one is counted, never
- * silently replaced.
+ * hold an entry:
+ * - the same request sighted again: a requeue that kblockd re-inserts
+ *   (block_rq_insert fires again, in kblockd's context). The entry made where
+ *   it was submitted stays: it knows who submitted it and what the filters
+ *   said, which kblockd's context cannot tell. Its start_time_ns (set before
+ *   insert) is unchanged, which tells it from a new request in the struct.
+ * - a new request in a struct whose last use never reached our completion
+ *   program: counted, then replaced. block_io_start fires once per request,
+ *   before the kernel sets start_time_ns (blk_account_io_start), so there
+ *   every entry found is such a leftover and start_time_ns is not compared.
+ * Returns 1 when the old entry was kept.
  */
-static __always_inline void rq_record(__u64 key, struct rq_start *v)
+static __always_inline int rq_record(__u64 key, struct rq_start *v)
 {
 	struct rq_start *old;
 	long err;
@@ -139,12 +145,18 @@ static __always_inline void rq_record(__u64 key, struct rq_start *v)
 	err = bpf_map_update_elem(&rq_starts, &key, v, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		old = bpf_map_lookup_elem(&rq_starts, &key);
-		if (old && !(old->alloc_ns && old->alloc_ns == v->alloc_ns))
-			count_drop(DROP_RQ_COMPLETION_MISSED);
+		if (old && !blk_origin_sees_all && old->alloc_ns && old->alloc_ns == v->alloc_ns) {
+			/* Issued again after the requeue: the device's time restarts. */
+			if (v->issue_ns && !old->excluded)
+				old->issue_ns = v->issue_ns;
+			return 1;
+		}
+		count_drop(DROP_RQ_COMPLETION_MISSED);
 		err = bpf_map_update_elem(&rq_starts, &key, v, BPF_ANY);
 	}
 	if (err)
 		count_drop(DROP_RQ_MAP_FULL);
+	return 0;
 }
 
 /*
@@ -164,7 +176,8 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	/* --file: only requests of calls on those files (an open is not yet). */
 	if (nr_files && (!call || call->file_pending))
 		wanted = false;
-	if (bpf_core_field_exists(rq->start_time_ns))
+	/* At block_io_start it is still the struct's previous use's. */
+	if (bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
 		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 
 	if (wanted && (filter_dev || by_disk)) {
@@ -280,7 +293,13 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 	if (nr_bytes < data_len)
 		return 0;
-	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
+	/*
+	 * A request never issued itself was carried by another: an empty
+	 * flush, whose flush sequence issues the queue's own flush request
+	 * (which block_io_start never sees, nor diskstats counts). It is timed
+	 * from its origin, and counted once, as diskstats counts it.
+	 */
+	start = v->excluded ? 0 : (blk_queued || !v->issue_ns) ? v->origin_ns : v->issue_ns;
 	if (start) {
 		__u32 cmd_flags = rq_cmd_flags(rq, btf), op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;
@@ -305,6 +324,20 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 				record_breakdown(&k, by_pid ? v->comm : NULL, delta);
 		}
 	}
+	bpf_map_delete_elem(&rq_starts, &key);
+	return 0;
+}
+
+/*
+ * A request merged into another in the scheduler is freed without
+ * completing: the one it joined completes for both (diskstats counts it as
+ * merged, not as an I/O). Its entry goes, or the struct's next use would
+ * find it and count a missed completion.
+ */
+static __always_inline int blk_merged(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
 	bpf_map_delete_elem(&rq_starts, &key);
 	return 0;
 }
@@ -362,4 +395,16 @@ int rt_rq_complete(struct bpf_raw_tracepoint_args *ctx)
 {
 	return blk_complete((struct request *)ctx->args[0], (__u8)ctx->args[1], (__u32)ctx->args[2],
 			    false);
+}
+
+SEC("tp_btf/block_rq_merge")
+int tb_rq_merge(__u64 *ctx)
+{
+	return blk_merged(RQ_ARG(ctx));
+}
+
+SEC("raw_tp/block_rq_merge")
+int rt_rq_merge(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_merged(RQ_ARG(ctx->args));
 }

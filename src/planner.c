@@ -237,8 +237,10 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* Who submitted a request is known where it starts, not at issue. */
 	/* So is whose call a request belongs to, for the parts of calls. */
 	bool split_calls = cfg->split_calls && (cfg->layers & ((1U << LAYER_BLK) - 1));
+	/* Events (--slower, --trace) and --file tie requests to their calls. */
 	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
-			   cfg->comm || cfg->cgroup || cfg->per_process;
+			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->slower ||
+			   cfg->trace || cfg->nr_files;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -281,6 +283,12 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		if (!(cfg->queued && plan->blk_origin == blk_tp_names[BLK_TP_IO_START]))
 			cp->targets[t++] = blk_tp_names[BLK_TP_RQ_ISSUE];
 		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_COMPLETE];
+		/*
+		 * A request the origin saw may be merged into another in the
+		 * scheduler and freed without completing: its entry goes then.
+		 */
+		if (plan->blk_origin && blk_tp_exists(caps, BLK_TP_RQ_MERGE))
+			cp->targets[t++] = blk_tp_names[BLK_TP_RQ_MERGE];
 		for (unsigned int i = 0; i < t; i++)
 			cp->tgt_src[i] = src;
 		cp->nr_targets = t;

@@ -33,6 +33,7 @@ static const struct {
 	[BLK_TP_RQ_INSERT] = { PROG(tb_rq_insert), PROG(rt_rq_insert) },
 	[BLK_TP_RQ_ISSUE] = { PROG(tb_rq_issue), PROG(rt_rq_issue) },
 	[BLK_TP_RQ_COMPLETE] = { PROG(tb_rq_complete), PROG(rt_rq_complete) },
+	[BLK_TP_RQ_MERGE] = { PROG(tb_rq_merge), PROG(rt_rq_merge) },
 };
 
 static struct bpf_program *at(struct iostackbreak_bpf *skel, size_t off)
