@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import Skip  # noqa: E402
 import test_bad_input  # noqa: E402
+import test_blk_exact  # noqa: E402
 import test_breakdown  # noqa: E402
 import test_children  # noqa: E402
 import test_events  # noqa: E402
@@ -36,7 +37,7 @@ def main():
     for fn in (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS
                + test_children.TESTS + test_prometheus.TESTS + test_parts.TESTS
                + test_events.TESTS + test_terminal.TESTS + test_faults.TESTS + test_fds.TESTS
-               + test_bad_input.TESTS):
+               + test_bad_input.TESTS + test_blk_exact.TESTS):
         if wanted and not any(w in fn.__name__ for w in wanted):
             continue
         t0 = time.monotonic()

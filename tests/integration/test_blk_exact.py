@@ -1,0 +1,111 @@
+"""The block layer exact: every request of a run counted once, checked
+against fio's own count and /proc/diskstats, with nothing counted missed;
+requests merged in the scheduler neither counted missed nor left behind."""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+from harness import LoopDevice, Tool, count
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def disk_fields(name):
+    """(reads, writes, writes merged) of a disk, from /proc/diskstats."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[3]), int(fields[7]), int(fields[8])
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
+def fio(dev, *args, timeout=120):
+    p = subprocess.run(["fio", f"--filename={dev}", "--direct=1", "--bs=4k",
+                        "--output-format=json", *args],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    jobs = json.loads(p.stdout[p.stdout.index("{"):])["jobs"]
+    return (sum(j["read"]["total_ios"] for j in jobs),
+            sum(j["write"]["total_ios"] for j in jobs))
+
+
+def traced(loop, tool_args, fio_args):
+    """One fio run under the tool: (report, fio's (reads, writes), diskstats delta)."""
+    tool = Tool("-T", "blk", "--json", "-d", loop.name, *tool_args)
+    before = disk_fields(loop.name)
+    ios = fio(loop.dev, *fio_args)
+    time.sleep(0.1)
+    after = disk_fields(loop.name)
+    reports = tool.stop_json()
+    assert len(reports) == 1, reports
+    return reports[0], ios, tuple(a - b for a, b in zip(after, before))
+
+
+@test
+def blk_exact_over_five_fio_runs_psync_then_io_uring():
+    """With and without -Q: 5 runs of fio psync QD1, then 5 of io_uring
+    QD32, 4 KiB random direct reads on a loop device over a file. Each
+    run's count equals fio's total_ios and the diskstats delta, and no
+    completion is counted missed."""
+    secs = os.environ.get("IOSB_BLK_RUN_SECONDS", "2")
+    engines = (["--ioengine=psync", "--iodepth=1"], ["--ioengine=io_uring", "--iodepth=32"])
+    failures = []
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=256)
+        try:
+            for mode in ([], ["-Q"]):
+                for engine in engines:
+                    for i in range(5):
+                        rep, ios, delta = traced(loop, mode, ["--name=r", "--rw=randread",
+                                                              *engine, f"--runtime={secs}",
+                                                              "--time_based"])
+                        got = count(rep, "blk", "read")
+                        missed = rep["dropped_by_reason"]["request_completion_missed"]
+                        line = (f"{mode or ['issue']} {engine[0][11:]} run {i + 1}: fio {ios[0]}, "
+                                f"diskstats {delta[0]}, counted {got}, missed {missed}")
+                        print("    " + line, flush=True)
+                        if not (got == ios[0] == delta[0] and missed == 0):
+                            failures.append(line)
+        finally:
+            loop.close()
+    assert not failures, failures
+
+
+@test
+def blk_merged_requests_are_not_missed_nor_left_behind():
+    """mq-deadline on a loop device; two fio jobs writing alternate 4 KiB
+    blocks at a deep queue, so requests wait in the scheduler and one that
+    fills the gap between two merges them (block_rq_merge, diskstats'
+    merged column). The origin (block_io_start, -Q) saw the request merged
+    away: its entry must go then, not be found at the struct's next use."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=64)
+        try:
+            with open(f"/sys/block/{loop.name}/queue/scheduler", "w") as f:
+                f.write("mq-deadline")
+            merged = 0
+            for mode in (["-Q"], []):
+                for _ in range(2):
+                    rep, ios, delta = traced(loop, mode, [
+                        "--ioengine=libaio", "--iodepth=512", "--iodepth_batch_submit=64",
+                        "--size=32M", "--rw=write:4k", "--name=a", "--offset=0", "--name=b",
+                        "--offset=4k"])
+                    got = count(rep, "blk", "write")
+                    missed = rep["dropped_by_reason"]["request_completion_missed"]
+                    print(f"    {mode or ['issue']}: fio {ios[1]} writes, diskstats {delta[1]} "
+                          f"({delta[2]} merged), counted {got}, missed {missed}", flush=True)
+                    assert got == delta[1], (mode, got, delta)
+                    assert missed == 0, (mode, rep["dropped_by_reason"])
+                    merged += delta[2]
+            assert merged > 0, "no request merged: the check proved nothing"
+        finally:
+            loop.close()
