@@ -199,6 +199,8 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	return 0;
 }
 
+#include "blk_flush.bpf.h" /* flushes and the requests that ask for them */
+
 /* Origin (block_io_start, else insert). */
 static __always_inline int blk_origin(struct request *rq, bool btf)
 {
@@ -210,6 +212,11 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct rq_start *v;
 
+	/* The flush machinery's request: its requester is its submitter. */
+	if ((rq_cmd_flags(rq, btf) & KREQ_OP_MASK) == KREQ_OP_FLUSH && rq_is_device_flush(rq)) {
+		blk_flush_seen(rq, key, rq_start_ns(rq) ?: now, now, btf);
+		return 0;
+	}
 	/* Without an origin point issue is always the first sighting. */
 	if (!blk_origin_attached)
 		return blk_first_seen(rq, key, now, now, btf);
@@ -270,10 +277,13 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, start;
+	__u32 cmd_flags = rq_cmd_flags(rq, btf), data_len;
 	struct rq_start *v;
-	__u32 data_len;
+	bool preflush;
 
 	v = bpf_map_lookup_elem(&rq_starts, &key);
+	if (!v)
+		v = blk_flush_unseen(rq, key, cmd_flags, btf);
 	if (!v)
 		return 0;
 	/* A partial completion: the request goes on with the rest. */
@@ -281,8 +291,12 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	if (nr_bytes < data_len)
 		return 0;
 	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
+	/* An empty PREFLUSH write is never issued: it waits for the flush. */
+	preflush = !v->excluded && (!start || by_flags) && rq_preflush_only(rq, cmd_flags);
+	if (!start && preflush)
+		start = v->origin_ns;
 	if (start) {
-		__u32 cmd_flags = rq_cmd_flags(rq, btf), op = rq_op(cmd_flags);
+		__u32 op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;
 
 		if (error)
@@ -296,7 +310,9 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),
 				.tgid = by_pid ? v->tgid : 0,
 				.dev = by_disk ? v->dev : 0,
-				.flags = by_flags ? rq_flags(cmd_flags) : 0,
+				.flags = by_flags ? rq_flags(cmd_flags) |
+							(preflush ? RQ_FLAG_PREFLUSH : 0) :
+						  0,
 			};
 
 			if (error)
