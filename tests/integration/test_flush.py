@@ -9,6 +9,10 @@ reports (ftrace, block_rq_complete of REQ_OP_FLUSH), and a process filter
 
 import contextlib
 import os
+import shutil
+import signal
+import socket
+import subprocess
 import tempfile
 import time
 
@@ -200,3 +204,98 @@ def _pattern_test(pattern):
 
 
 TESTS = [_pattern_test(p) for p in PATTERNS]
+
+
+def strace_sync_counts(path):
+    """fsync and fdatasync calls from strace -c's summary table."""
+    calls = {"fsync": 0, "fdatasync": 0}
+    with open(path) as f:
+        for line in f:
+            v = line.split()
+            if v and v[-1] in calls:
+                # % time, seconds, usecs/call, calls, [errors,] syscall
+                calls[v[-1]] = int(v[3])
+    return calls
+
+
+def redis_fdatasyncs_have_one_flush_each():
+    """Redis with appendfsync always, its AOF on an ext4 (no journal) of its
+    own: under -p its fdatasyncs equal strace's, and it shows one flush and
+    one empty PREFLUSH write per fdatasync, equal to the disk's flushes."""
+    for prog in ("redis-server", "redis-benchmark", "strace"):
+        if not shutil.which(prog):
+            raise Skip(f"{prog} missing (scripts/install-deps.sh installs it)")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=256, name="redis.img")
+        mnt = os.path.join(tmp, "mnt")
+        os.mkdir(mnt)
+        server = strace = tool = None
+        mounted = False
+        try:
+            run("mkfs.ext4", "-q", "-F", "-O", "^has_journal", "-E",
+                "lazy_itable_init=0,lazy_journal_init=0", loop.dev, check=True)
+            run("mount", loop.dev, mnt, check=True)
+            mounted = True
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            server = subprocess.Popen(
+                ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", mnt,
+                 "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                 "--daemonize", "no", "--logfile", os.path.join(tmp, "redis.log")],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(100):
+                if run("redis-cli", "-p", str(port), "ping").stdout.strip() == "PONG":
+                    break
+                time.sleep(0.1)
+            else:
+                raise AssertionError("redis-server did not answer PING")
+            run("sync")
+            time.sleep(0.3)
+            tool = Tool("-T", "syscall,blk", "-p", str(server.pid), "-F", "--json")
+            tids = os.listdir(f"/proc/{server.pid}/task")
+            st_out = os.path.join(tmp, "strace.txt")
+            strace = subprocess.Popen(
+                ["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", st_out,
+                 *[a for t in tids for a in ("-p", t)]],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.0)  # strace attaches
+            before = diskstats_writes(loop.name)
+            bench = run("redis-benchmark", "-p", str(port), "-t", "set", "-n", "3000", "-c",
+                        "4", "-q", timeout=300)
+            assert bench.returncode == 0, bench.stderr
+            time.sleep(0.3)
+            after = diskstats_writes(loop.name)
+            strace.send_signal(signal.SIGINT)
+            strace.wait(timeout=30)
+            strace = None
+            rep = tool.stop_json()[-1]
+            tool = None
+        finally:
+            if strace:
+                strace.kill()
+                strace.wait()
+            if tool:
+                tool.stop()
+            if server:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=30)
+            if mounted:
+                run("umount", mnt)
+            loop.close()
+        calls = strace_sync_counts(st_out)
+        syncs = calls["fsync"] + calls["fdatasync"]
+        own = op_totals(rep)
+        pre = sum(c["count"] for c in rep["cells"] if c["layer"] == "blk"
+                  and c["op"] == "write" and "preflush" in c.get("flags", []))
+        flushes = after[2] - before[2]
+        print(f"    redis: strace {calls}, -p syscall fsync "
+              f"{cell(rep, 'syscall', 'fsync')['count']}, blk {own}, preflush-only {pre}, "
+              f"diskstats flushes {flushes}")
+        assert calls["fdatasync"] > 100, calls
+        assert cell(rep, "syscall", "fsync")["count"] == syncs, (calls, rep["cells"])
+        assert pre == syncs, f"{pre} empty PREFLUSH writes for {syncs} syncs"
+        assert own.get("flush", 0) == syncs == flushes, (own, syncs, flushes)
+
+
+TESTS.append(redis_fdatasyncs_have_one_flush_each)
