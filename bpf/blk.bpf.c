@@ -147,6 +147,8 @@ static __always_inline void rq_record(__u64 key, struct rq_start *v)
 		count_drop(DROP_RQ_MAP_FULL);
 }
 
+#include "blk_flush.bpf.h" /* flushes and the requests that ask for them */
+
 /*
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion.
@@ -186,8 +188,10 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	}
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
-	if (call && (split_calls || events_on))
+	if (call && (split_calls || events_on)) {
 		count_call_request(call, rq, btf);
+		count_call_flush(call, rq, btf);
+	}
 	if (call && events_on) {
 		v.tid = (__u32)id;
 		v.call_ns = call_ns_of(call);
@@ -198,8 +202,6 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	rq_record(key, &v);
 	return 0;
 }
-
-#include "blk_flush.bpf.h" /* flushes and the requests that ask for them */
 
 /* Origin (block_io_start, else insert). */
 static __always_inline int blk_origin(struct request *rq, bool btf)

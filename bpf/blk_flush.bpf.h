@@ -55,6 +55,32 @@ static __always_inline bool rq_preflush_only(struct request *rq, __u32 cmd_flags
 }
 
 /*
+ * Does this request wait for a device flush: PREFLUSH, on a disk with a
+ * write-back cache (queue_limits.features since 6.11, where
+ * BLK_FEAT_WRITE_CACHE is bit 0; older kernels: not known, false)? Seen at
+ * its origin, before blk_insert_flush() clears the flag.
+ */
+static __always_inline bool rq_waits_for_flush(struct request *rq, __u32 cmd_flags)
+{
+	if (!(cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
+		return false;
+	if (!bpf_core_field_exists(((struct queue_limits *)0)->features))
+		return false;
+	return BPF_CORE_READ(rq, q, limits.features) & 1;
+}
+
+/*
+ * A call's request that waits for a flush: the flush is one more request
+ * of the call, shared with other callers or not (each call waited for it).
+ */
+static __always_inline void count_call_flush(struct thread_starts *ts, struct request *rq,
+					     bool btf)
+{
+	if (rq_waits_for_flush(rq, rq_cmd_flags(rq, btf)))
+		ts->blk_requests++;
+}
+
+/*
  * The request a device flush was sent for: the first on the flush queue
  * it serves. blk_kick_flush() toggles flush_pending_idx when it sends the
  * flush; the requests it serves stay on flush_queue[flush_running_idx]
