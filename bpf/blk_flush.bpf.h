@@ -86,8 +86,17 @@ static __always_inline void count_call_flush(struct thread_starts *ts, struct re
  * flush; the requests it serves stay on flush_queue[flush_running_idx]
  * until flush_end_io(), which runs after the flush's completion
  * tracepoint. So both at issue and at completion the first entry of that
- * list is the flush's first requester.
+ * list is the flush's first requester. (6.1 has the same machinery, with
+ * the list through rq->flush.list.)
  */
+/* Before Linux 6.5 the flush queue linked requests by rq->flush.list ("blk-flush:
+ * reuse rq queuelist in flush state machine", 6.5). */
+struct request___flush_list {
+	struct {
+		struct list_head list;
+	} flush;
+} __attribute__((preserve_access_index));
+
 static __always_inline __u64 flush_first_requester(struct request *flush_rq)
 {
 	struct blk_flush_queue *fq = BPF_CORE_READ(flush_rq, mq_hctx, fq);
@@ -101,6 +110,8 @@ static __always_inline __u64 flush_first_requester(struct request *flush_rq)
 	first = BPF_CORE_READ(head, next);
 	if (!first || first == head)
 		return 0;
+	if (bpf_core_field_exists(((struct request___flush_list *)0)->flush.list))
+		return (__u64)first - bpf_core_field_offset(struct request___flush_list, flush.list);
 	return (__u64)first - bpf_core_field_offset(struct request, queuelist);
 }
 
