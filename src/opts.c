@@ -730,6 +730,11 @@ int parse_options(int argc, char **argv, struct config *cfg)
 				 "--slower, --trace, an exporter or a command (trace the command "
 				 "with -p from another terminal)"),
 		       2;
+	if (cfg->live && cfg->output)
+		return fail(cfg, "--live draws the reports on the terminal: drop -o, or drop "
+				 "--live to write them to %s",
+			    cfg->output),
+		       2;
 	if (cfg->live) {
 		/* The busiest processes (and disks) need their breakdowns. */
 		cfg->per_process = true;

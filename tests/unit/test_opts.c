@@ -368,6 +368,7 @@ static const struct bad_case bad_cases[] = {
 	{ { "-o", "", NULL }, "empty -o" },
 	{ { "-o", "/a", "--output=/b", NULL }, "given twice" },
 	{ { "--prometheus=9633", "-o", "/tmp/r", NULL }, "drop -o" },
+	{ { "--live", "-o", "/tmp/r", NULL }, "drop -o" },
 	/* Exporter mode runs until stopped and exports seconds: options for
 	 * printed reports, or that end the run, are refused. */
 	{ { "--prometheus=9633", "--json", NULL }, "drop --json" },
