@@ -164,8 +164,9 @@ static __always_inline __u64 rq_start_ns(struct request *rq)
 /*
  * At a completion of a request we hold no entry for: a device flush whose
  * issue we do not trace (-Q from block_io_start), or an empty PREFLUSH
- * write where no origin is traced (it is never issued). Both begin at the
- * kernel's start_time_ns. Returns the entry made, or NULL.
+ * write where block_io_start is not traced (it is never issued, nor
+ * inserted). Both begin at the kernel's start_time_ns. Returns the entry
+ * made, or NULL.
  */
 static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u64 key,
 							 __u32 cmd_flags, bool btf)
@@ -174,7 +175,7 @@ static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u
 	__u64 start;
 
 	/* Most requests that get here are filtered out: cheap checks first. */
-	if (op != KREQ_OP_FLUSH && (op != KREQ_OP_WRITE || blk_origin_attached))
+	if (op != KREQ_OP_FLUSH && (op != KREQ_OP_WRITE || blk_origin_sees_all))
 		return NULL;
 	start = rq_start_ns(rq);
 	if (!start)
@@ -184,7 +185,13 @@ static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u
 	} else if (op == KREQ_OP_WRITE && rq_preflush_only(rq, cmd_flags)) {
 		struct rq_start v = { .origin_ns = start, .issue_ns = start, .alloc_ns = start };
 
-		if (filter_dev || by_disk) {
+		/* Insert (before 6.5) never sees it either: blk_insert_flush()
+		 * takes it first. Whose it was is not known here. */
+		if (blk_origin_attached && (task_filtered() || nr_files))
+			v.excluded = 1;
+		else
+			__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
+		if (!v.excluded && (filter_dev || by_disk)) {
 			v.dev = rq_dev(rq, btf);
 			v.excluded = filter_dev && v.dev != targ_dev;
 		}
