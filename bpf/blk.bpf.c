@@ -159,6 +159,8 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 	return 0;
 }
 
+#include "blk_flush.bpf.h" /* flushes and the requests that ask for them */
+
 /*
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion.
@@ -199,8 +201,10 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	}
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
-	if (call && (split_calls || events_on))
+	if (call && (split_calls || events_on)) {
 		count_call_request(call, rq, btf);
+		count_call_flush(call, rq, btf);
+	}
 	if (call && events_on) {
 		v.tid = (__u32)id;
 		v.call_ns = call_ns_of(call);
@@ -223,6 +227,11 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct rq_start *v;
 
+	/* The flush machinery's request: its requester is its submitter. */
+	if ((rq_cmd_flags(rq, btf) & KREQ_OP_MASK) == KREQ_OP_FLUSH && rq_is_device_flush(rq)) {
+		blk_flush_seen(rq, key, rq_start_ns(rq) ?: now, now, btf);
+		return 0;
+	}
 	/* Without an origin point issue is always the first sighting. */
 	if (!blk_origin_attached)
 		return blk_first_seen(rq, key, now, now, btf);
@@ -283,25 +292,26 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, start;
+	__u32 cmd_flags = rq_cmd_flags(rq, btf), data_len;
 	struct rq_start *v;
-	__u32 data_len;
+	bool preflush;
 
 	v = bpf_map_lookup_elem(&rq_starts, &key);
+	if (!v)
+		v = blk_flush_unseen(rq, key, cmd_flags, btf);
 	if (!v)
 		return 0;
 	/* A partial completion: the request goes on with the rest. */
 	data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 	if (nr_bytes < data_len)
 		return 0;
-	/*
-	 * A request never issued itself was carried by another: an empty
-	 * flush, whose flush sequence issues the queue's own flush request
-	 * (which block_io_start never sees, nor diskstats counts). It is timed
-	 * from its origin, and counted once, as diskstats counts it.
-	 */
-	start = v->excluded ? 0 : (blk_queued || !v->issue_ns) ? v->origin_ns : v->issue_ns;
+	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
+	/* An empty PREFLUSH write is never issued: it waits for the flush. */
+	preflush = !v->excluded && (!start || by_flags) && rq_preflush_only(rq, cmd_flags);
+	if (!start && preflush)
+		start = v->origin_ns;
 	if (start) {
-		__u32 cmd_flags = rq_cmd_flags(rq, btf), op = rq_op(cmd_flags);
+		__u32 op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;
 
 		if (error)
@@ -315,7 +325,9 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),
 				.tgid = by_pid ? v->tgid : 0,
 				.dev = by_disk ? v->dev : 0,
-				.flags = by_flags ? rq_flags(cmd_flags) : 0,
+				.flags = by_flags ? rq_flags(cmd_flags) |
+							(preflush ? RQ_FLAG_PREFLUSH : 0) :
+						  0,
 			};
 
 			if (error)

@@ -9,10 +9,13 @@ set -eu
 # prometheus: its server and promtool for the exporter's integration tests,
 # which run their own server on 127.0.0.1. (Where systemd runs, Debian's
 # package also enables its own prometheus.service on port 9090.)
+# redis-server, redis-tools: a database whose commits are fdatasyncs, for the
+# flush tests (they start their own server on 127.0.0.1 and stop it by PID).
 PKGS="clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 libjson-c-dev libcriterion-dev libbpf-tools python3 util-linux e2fsprogs \
 xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86 fdisk fio strace jq \
-libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core tmux"
+libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core tmux \
+redis-server redis-tools"
 
 missing=""
 for p in $PKGS; do

@@ -130,6 +130,10 @@ static const struct argp_option options[] = {
 	  "Block layer: include OS queue time (from block_io_start or insert)", 0 },
 	{ "milliseconds", 'm', NULL, 0, "Print times in milliseconds", 0 },
 	{ "microseconds", 'u', NULL, 0, "Print times in microseconds", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "Write the reports (text or JSON) to FILE instead of stdout; a traced "
+	  "COMMAND keeps stdout and stderr to itself",
+	  0 },
 	{ "json", OPT_JSON, NULL, 0,
 	  "One JSON object per report, one per line (times in nanoseconds)", 0 },
 	{ "attach", OPT_ATTACH, "METHOD", 0,
@@ -347,6 +351,7 @@ static int given_twice(struct config *cfg, int key, const char *arg)
 		{ OPT_ATTACH, "--attach" },
 		{ OPT_PROMETHEUS, "--prometheus" },
 		{ OPT_TEXTFILE, "--textfile" },
+		{ 'o', "-o" },
 		{ OPT_SLOWER, "--slower" },
 		{ OPT_TRACE, "--trace" },
 		{ OPT_TRACE_MAX, "--trace-max" },
@@ -549,6 +554,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 					 "textfile collector reads");
 		cfg->textfile = arg;
 		break;
+	case 'o':
+		if (!*arg)
+			return fail(cfg, "empty -o: give the file the reports go to");
+		cfg->output = arg;
+		break;
 	case OPT_SLOWER:
 		return parse_duration_ns(cfg, arg);
 	case OPT_FULL_PATH:
@@ -651,6 +661,8 @@ static int check_exporter(struct config *cfg)
 			    "--slower and --trace follow single calls: run them apart from %s, "
 			    "which exports histograms",
 			    mode);
+	if (cfg->output)
+		return fail(cfg, "%s prints no reports for -o to hold: drop -o", mode);
 	return 0;
 }
 
@@ -717,6 +729,11 @@ int parse_options(int argc, char **argv, struct config *cfg)
 		return fail(cfg, "--live owns the terminal: it does not go with --json, --plan, "
 				 "--slower, --trace, an exporter or a command (trace the command "
 				 "with -p from another terminal)"),
+		       2;
+	if (cfg->live && cfg->output)
+		return fail(cfg, "--live draws the reports on the terminal: drop -o, or drop "
+				 "--live to write them to %s",
+			    cfg->output),
 		       2;
 	if (cfg->live) {
 		/* The busiest processes (and disks) need their breakdowns. */

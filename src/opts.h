@@ -69,6 +69,7 @@ struct config {
 	unsigned int prom_port; /* its port */
 	bool prom_ipv6;		/* prom_addr is an IPv6 address */
 	const char *textfile;	/* --textfile: directory to write iostackbreak.prom to */
+	const char *output;	/* -o: reports to this file, not stdout */
 
 	/* Single calls (src/events.c, src/trace.c). */
 	bool slower; /* --slower: print calls at least slower_ns long */

@@ -70,6 +70,7 @@ struct session {
 	struct timespec t_last; /* when the interval being measured began */
 	int sig_fd, tick_fd, end_fd, stats_fd;
 	int out_fd; /* stdout when it is a pipe or socket, watched for its reader; else -1 */
+	FILE *out; /* -o: where the reports go; NULL: stdout */
 	int pid_fd[MAX_PID_FILTER]; /* -1 once that process has exited */
 	unsigned int nr_pid_fds, nr_alive;
 	unsigned int reports;
@@ -360,9 +361,11 @@ static void on_events(struct session *s)
 /* Opens the sink chosen by the options. */
 static int open_sink(struct session *s)
 {
+	FILE *out = s->out ? s->out : stdout;
+
 	if (s->cfg->json)
-		return sink_json_open(&s->sink, stdout);
-	return sink_text_open(&s->sink, stdout, s->cfg->unit);
+		return sink_json_open(&s->sink, out);
+	return sink_text_open(&s->sink, out, s->cfg->unit);
 }
 
 /* --live: the terminal becomes the view; interval reports redraw it. */
@@ -545,6 +548,9 @@ static void session_stop(struct session *s)
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
 	tracer_stop(&s->tracer);
 	sink_close(&s->sink);
+	if (s->out && fclose(s->out))
+		say("cannot write the reports to %s: %s", s->cfg->output, strerror(errno));
+	s->out = NULL;
 	if (s->knobs.cgroup_fd >= 0)
 		close(s->knobs.cgroup_fd);
 	if (s->stats_fd >= 0)
@@ -614,7 +620,7 @@ static int output_watch_fd(const struct config *cfg)
 {
 	struct stat st;
 
-	if (cfg->prometheus || cfg->textfile || fstat(STDOUT_FILENO, &st))
+	if (cfg->prometheus || cfg->textfile || cfg->output || fstat(STDOUT_FILENO, &st))
 		return -1;
 	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? STDOUT_FILENO : -1;
 }
@@ -675,6 +681,20 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		s->heatmap = heatmap_open(cfg->heatmap, err, sizeof(err));
 		if (!s->heatmap) {
 			say("%s", err);
+			goto out;
+		}
+	}
+	/* The reports' file too: one that cannot be written fails at once.
+	 * Close-on-exec: a traced command never writes into it. */
+	if (cfg->output) {
+		int fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		s->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!s->out) {
+			say("cannot open -o %s: %s: give a file that can be written", cfg->output,
+			    strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			goto out;
 		}
 	}

@@ -116,6 +116,8 @@ struct config {
 	unsigned long long pause_us; /* -P: sleep between calls (not I/O) */
 	bool create;
 	bool write_first; /* -W: pwrite before each fsync/fdatasync */
+	bool append;	  /* -A: with -W, the write appends (O_APPEND) */
+	int sync_flag;	  /* -S: O_SYNC or O_DSYNC on write descriptors; 0 */
 	const char *out_path;
 
 	struct phase *phases;
@@ -179,6 +181,10 @@ static void usage(FILE *f)
 		"  -c         create PATH if missing and grow it to the size needed\n"
 		"             (write ops always create a missing regular file)\n"
 		"  -W         fsync/fdatasync only: pwrite SIZE bytes before each sync\n"
+		"  -A         with -W: the write appends SIZE bytes to the file (O_APPEND),\n"
+		"             so each sync also has a new size and new blocks to record\n"
+		"  -S MODE    write descriptors opened O_SYNC (MODE sync) or O_DSYNC\n"
+		"             (MODE dsync): every write waits for its data to be stable\n"
 		"  -o FILE    write the result line(s) to FILE instead of stdout\n"
 		"  -h         show this help\n"
 		"\n"
@@ -356,7 +362,7 @@ static void parse_args(int argc, char **argv)
 	unsigned int i;
 	int c, nargs;
 
-	while ((c = getopt(argc, argv, "s:Dt:wxcWo:P:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:Dt:wxcWAS:o:P:h")) != -1) {
 		switch (c) {
 		case 's':
 			if (!parse_u64(optarg, &cfg.size, true) || cfg.size == 0 ||
@@ -386,6 +392,17 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'W':
 			cfg.write_first = true;
+			break;
+		case 'A':
+			cfg.append = true;
+			break;
+		case 'S':
+			if (!strcmp(optarg, "sync"))
+				cfg.sync_flag = O_SYNC;
+			else if (!strcmp(optarg, "dsync"))
+				cfg.sync_flag = O_DSYNC;
+			else
+				die_usage("bad -S MODE '%s' (sync or dsync)", optarg);
 			break;
 		case 'o':
 			cfg.out_path = optarg;
@@ -432,6 +449,8 @@ static void parse_args(int argc, char **argv)
 
 	if (cfg.write_first && !any_sync)
 		die_usage("-W only applies to fsync and fdatasync");
+	if (cfg.append && !cfg.write_first)
+		die_usage("-A only applies with -W");
 
 	for (i = 0; i < cfg.nphases; i++)
 		check_phase(&cfg.phases[i]);
@@ -697,7 +716,11 @@ static void *worker_fn(void *arg)
 		case OP_FSYNC:
 		case OP_FDATASYNC:
 			if (cfg.write_first) {
-				ret = pwrite(w->fd, w->buf, cfg.size, off);
+				/* O_APPEND (-A): write() lands at the end. */
+				if (cfg.append)
+					ret = write(w->fd, w->buf, cfg.size);
+				else
+					ret = pwrite(w->fd, w->buf, cfg.size, off);
 				if (ret < 0)
 					err = errno;
 				else
@@ -746,7 +769,9 @@ static int worker_open_flags(const struct phase *ph)
 
 	if (op_is_read(ph->op))
 		return flags | O_RDONLY;
-	return flags | O_WRONLY;
+	if (cfg.append && op_is_sync(ph->op))
+		flags |= O_APPEND;
+	return flags | cfg.sync_flag | O_WRONLY;
 }
 
 static void setup_workers(struct phase *ph)

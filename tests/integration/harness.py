@@ -136,6 +136,16 @@ def diskstats(name):
     raise AssertionError(f"{name} not in /proc/diskstats")
 
 
+def diskstats_writes(name):
+    """(writes completed, sectors written, flushes completed) of a disk."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[7]), int(fields[9]), int(fields[18]) if len(fields) > 18 else 0
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
 def cell(report, layer, op):
     for c in report["cells"]:
         if c["layer"] == layer and c["op"] == op:

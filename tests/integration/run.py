@@ -20,6 +20,7 @@ import test_children  # noqa: E402
 import test_events  # noqa: E402
 import test_faults  # noqa: E402
 import test_fds  # noqa: E402
+import test_flush  # noqa: E402
 import test_host  # noqa: E402
 import test_parts  # noqa: E402
 import test_session  # noqa: E402
@@ -37,7 +38,7 @@ def main():
     for fn in (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS
                + test_children.TESTS + test_prometheus.TESTS + test_parts.TESTS
                + test_events.TESTS + test_terminal.TESTS + test_faults.TESTS + test_fds.TESTS
-               + test_bad_input.TESTS + test_blk_exact.TESTS):
+               + test_bad_input.TESTS + test_blk_exact.TESTS + test_flush.TESTS):
         if wanted and not any(w in fn.__name__ for w in wanted):
             continue
         t0 = time.monotonic()

@@ -115,3 +115,27 @@ def a_stop_signal_during_start_up_is_honoured():
     assert not left, f"programs left loaded: {left}"
     assert outcomes.get("exit 0", 0) > 0, outcomes
     print(f"    outcomes: {outcomes}", flush=True)
+
+
+@test
+def output_file_takes_the_reports_and_leaves_the_command_its_stdout():
+    """-o FILE: the JSON report in FILE, the command's own output on stdout
+    and stderr, byte for byte."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report.json")
+        data = os.path.join(tmp, "data")
+        script = (f"echo out-line; echo err-line >&2; "
+                  f"dd if=/dev/zero of={data} bs=4096 count=10 conv=fsync status=none")
+        p = run(TOOL, "-T", "syscall", "--json", "-o", out, "--", "sh", "-c", script,
+                timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == "out-line\n", f"stdout: {p.stdout!r}"
+        assert "err-line\n" in p.stderr, p.stderr
+        with open(out) as f:
+            lines = f.read().splitlines()
+        assert len(lines) == 1, lines
+        report = json.loads(lines[0])
+        # dd's 10 writes and its fsync: the command's own, no more (the
+        # echoes go to pipes, which the syscall layer leaves out by default)
+        assert count(report, "syscall", "write") == 10, report["cells"]
+        assert count(report, "syscall", "fsync") == 1, report["cells"]

@@ -185,6 +185,11 @@ static const struct ok_case ok_cases[] = {
 	{ .args = { "--prometheus=9633", "--textfile=/tmp", "30", NULL },
 	  .want = { DEF, .prometheus = true, .prom_addr = "127.0.0.1", .prom_port = 9633,
 		    .textfile = "/tmp", .interval = 30 } },
+	/* -o: the command after -- keeps its own stdout. */
+	{ .args = { "-o", "/tmp/r.json", "--json", "--", "make", NULL },
+	  .want = { DEF, .output = "/tmp/r.json", .json = true },
+	  .command = { "make", NULL } },
+	{ .args = { "--output=/tmp/r.txt", NULL }, .want = { DEF, .output = "/tmp/r.txt" } },
 	{ .args = { "-V", NULL }, .want = { DEF, .help_shown = true } },
 	{ .args = { "--version", NULL }, .want = { DEF, .help_shown = true } },
 	{ .args = { "-h", NULL }, .want = { DEF, .help_shown = true } },
@@ -254,6 +259,7 @@ static void check_ok(const struct ok_case *tc)
 		cr_assert_eq(cfg.prom_ipv6, w->prom_ipv6, "[%s] prom_ipv6", what);
 	}
 	check_str(what, "textfile", cfg.textfile, w->textfile);
+	check_str(what, "output", cfg.output, w->output);
 	if (!tc->command[0]) {
 		cr_assert_null(cfg.command, "[%s] unexpected command", what);
 		return;
@@ -359,6 +365,10 @@ static const struct bad_case bad_cases[] = {
 	{ { "--prometheus=[1.2.3.4]:9633", NULL }, "address '1.2.3.4'" },
 	{ { "--prometheus=[::1]:x", NULL }, "port 'x'" },
 	{ { "--textfile=", NULL }, "--textfile" },
+	{ { "-o", "", NULL }, "empty -o" },
+	{ { "-o", "/a", "--output=/b", NULL }, "given twice" },
+	{ { "--prometheus=9633", "-o", "/tmp/r", NULL }, "drop -o" },
+	{ { "--live", "-o", "/tmp/r", NULL }, "drop -o" },
 	/* Exporter mode runs until stopped and exports seconds: options for
 	 * printed reports, or that end the run, are refused. */
 	{ { "--prometheus=9633", "--json", NULL }, "drop --json" },

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Cache flushes and the requests that ask for them (block/blk-flush.c).
+ *
+ * An fsync on a disk with a write-back cache submits an empty write with
+ * REQ_PREFLUSH. blk_insert_flush() takes it out of the normal path (it is
+ * never issued to the driver) and parks it on the flush queue; the flush
+ * state machine then sends one request of its own, hctx->fq->flush_rq
+ * (REQ_OP_FLUSH), from kblockd, for every request pending on that queue at
+ * the time: several fsyncs may share one device flush. When it completes,
+ * flush_end_io() completes the parked requests. On a write-through disk
+ * the empty write is completed at once and no flush is sent.
+ *
+ * The kernel's accounting: the empty write is a write of 0 sectors in
+ * /proc/diskstats; the flush_rq is counted apart (blk_account_io_flush).
+ * So the tool counts the empty write as a write (time: the kernel's own,
+ * from its start to its completion, i.e. the wait for the flush) and the
+ * flush_rq as a flush, owned by the first request on the flush queue that
+ * asked for it, whose submitter was recorded at its origin.
+ *
+ * Included by iostackbreak.bpf.c after blk.bpf.c's helpers.
+ */
+#ifndef BLK_FLUSH_BPF_H
+#define BLK_FLUSH_BPF_H
+
+/* The name a request gets when nobody can be named as its submitter. */
+#define UNATTRIBUTED_COMM "unattributed"
+
+/* Is any task filter on (-p, -f, -t, -c, --cgroup, -- COMMAND)? */
+static __always_inline bool task_filtered(void)
+{
+	return nr_targ_tgids || targ_tid || filter_comm || filter_cgroup;
+}
+
+/* Is rq the flush machinery's own request (hctx->fq->flush_rq)? */
+static __always_inline bool rq_is_device_flush(struct request *rq)
+{
+	return (__u64)BPF_CORE_READ(rq, mq_hctx, fq, flush_rq) == (__u64)rq;
+}
+
+/*
+ * An empty write that only asked for a flush: no data (an fsync's
+ * PREFLUSH). The second completion of a PREFLUSH/FUA write with data
+ * (blk_flush_complete_seq's REQ_FSEQ_DONE) has no bytes left either, but its
+ * bio still holds its pages: bi_vcnt tells them apart.
+ */
+static __always_inline bool rq_preflush_only(struct request *rq, __u32 cmd_flags)
+{
+	struct bio *bio;
+
+	if ((cmd_flags & KREQ_OP_MASK) != KREQ_OP_WRITE || BPF_CORE_READ(rq, __data_len))
+		return false;
+	bio = BPF_CORE_READ(rq, bio);
+	return !bio || !BPF_CORE_READ(bio, bi_vcnt);
+}
+
+/*
+ * Does this request wait for a device flush: PREFLUSH, on a disk with a
+ * write-back cache (queue_limits.features since 6.11, where
+ * BLK_FEAT_WRITE_CACHE is bit 0; older kernels: not known, false)? Seen at
+ * its origin, before blk_insert_flush() clears the flag.
+ */
+static __always_inline bool rq_waits_for_flush(struct request *rq, __u32 cmd_flags)
+{
+	if (!(cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
+		return false;
+	if (!bpf_core_field_exists(((struct queue_limits *)0)->features))
+		return false;
+	return BPF_CORE_READ(rq, q, limits.features) & 1;
+}
+
+/*
+ * A call's request that waits for a flush: the flush is one more request
+ * of the call, shared with other callers or not (each call waited for it).
+ */
+static __always_inline void count_call_flush(struct thread_starts *ts, struct request *rq,
+					     bool btf)
+{
+	if (rq_waits_for_flush(rq, rq_cmd_flags(rq, btf)))
+		ts->blk_requests++;
+}
+
+/*
+ * The request a device flush was sent for: the first on the flush queue
+ * it serves. blk_kick_flush() toggles flush_pending_idx when it sends the
+ * flush; the requests it serves stay on flush_queue[flush_running_idx]
+ * until flush_end_io(), which runs after the flush's completion
+ * tracepoint. So both at issue and at completion the first entry of that
+ * list is the flush's first requester. (6.1 has the same machinery, with
+ * the list through rq->flush.list.)
+ */
+/* Before Linux 6.5 the flush queue linked requests by rq->flush.list ("blk-flush:
+ * reuse rq queuelist in flush state machine", 6.5). */
+struct request___flush_list {
+	struct {
+		struct list_head list;
+	} flush;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 flush_first_requester(struct request *flush_rq)
+{
+	struct blk_flush_queue *fq = BPF_CORE_READ(flush_rq, mq_hctx, fq);
+	struct list_head *head, *first;
+	__u32 idx;
+
+	if (!fq)
+		return 0;
+	idx = BPF_CORE_READ_BITFIELD_PROBED(fq, flush_running_idx);
+	head = &fq->flush_queue[idx & 1];
+	first = BPF_CORE_READ(head, next);
+	if (!first || first == head)
+		return 0;
+	if (bpf_core_field_exists(((struct request___flush_list *)0)->flush.list))
+		return (__u64)first - bpf_core_field_offset(struct request___flush_list, flush.list);
+	return (__u64)first - bpf_core_field_offset(struct request, queuelist);
+}
+
+/*
+ * Records a device flush as one request of whoever asked for it first:
+ * its submitter, its filter verdict, its call. origin_ns: when the flush
+ * machinery made it (blk_rq_init at blk_kick_flush sets start_time_ns);
+ * issue_ns: when the driver got it (0: not seen).
+ */
+static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 origin_ns,
+					   __u64 issue_ns, bool btf)
+{
+	__u64 first = flush_first_requester(rq);
+	struct rq_start *req = first ? bpf_map_lookup_elem(&rq_starts, &first) : NULL;
+	struct rq_start v = {};
+
+	if (req) {
+		v = *req;
+	} else if (blk_origin_attached && (task_filtered() || nr_files)) {
+		/* Asked for by a request we never saw, so never filtered in. */
+		v.excluded = 1;
+	} else {
+		/* No submitter to name (its request began before us). */
+		v.excluded = 0;
+		v.tgid = 0;
+		v.tid = 0;
+		v.call_ns = 0;
+		__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
+	}
+	if (!v.excluded && (filter_dev || by_disk)) {
+		v.dev = rq_dev(rq, btf);
+		if (filter_dev && v.dev != targ_dev)
+			v.excluded = 1;
+	}
+	v.origin_ns = origin_ns;
+	v.issue_ns = issue_ns;
+	if (bpf_core_field_exists(rq->start_time_ns))
+		v.alloc_ns = BPF_CORE_READ(rq, start_time_ns);
+	rq_record(key, &v);
+}
+
+/* A request's start as the kernel keeps it (0 where it keeps none). */
+static __always_inline __u64 rq_start_ns(struct request *rq)
+{
+	if (!bpf_core_field_exists(rq->start_time_ns))
+		return 0;
+	return BPF_CORE_READ(rq, start_time_ns);
+}
+
+/*
+ * At a completion of a request we hold no entry for: a device flush whose
+ * issue we do not trace (-Q from block_io_start), or an empty PREFLUSH
+ * write where block_io_start is not traced (it is never issued, nor
+ * inserted). Both begin at the kernel's start_time_ns. Returns the entry
+ * made, or NULL.
+ */
+static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u64 key,
+							 __u32 cmd_flags, bool btf)
+{
+	__u32 op = cmd_flags & KREQ_OP_MASK;
+	__u64 start;
+
+	/* Most requests that get here are filtered out: cheap checks first. */
+	if (op != KREQ_OP_FLUSH && (op != KREQ_OP_WRITE || blk_origin_sees_all))
+		return NULL;
+	start = rq_start_ns(rq);
+	if (!start)
+		return NULL;
+	if (op == KREQ_OP_FLUSH && rq_is_device_flush(rq)) {
+		blk_flush_seen(rq, key, start, start, btf);
+	} else if (op == KREQ_OP_WRITE && rq_preflush_only(rq, cmd_flags)) {
+		struct rq_start v = { .origin_ns = start, .issue_ns = start, .alloc_ns = start };
+
+		/* Insert (before 6.5) never sees it either: blk_insert_flush()
+		 * takes it first. Whose it was is not known here. */
+		if (blk_origin_attached && (task_filtered() || nr_files))
+			v.excluded = 1;
+		else
+			__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
+		if (!v.excluded && (filter_dev || by_disk)) {
+			v.dev = rq_dev(rq, btf);
+			v.excluded = filter_dev && v.dev != targ_dev;
+		}
+		rq_record(key, &v);
+	} else {
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&rq_starts, &key);
+}
+
+#endif /* BLK_FLUSH_BPF_H */
