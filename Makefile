@@ -109,8 +109,8 @@ deps:
 
 # --- Test suites: each runs under tests/leftovers.py, which prints its wall
 # time and fails it if anything it started is left: a process, a BPF program
-# or link, and (--host: the suites that make devices) a loop device, mount
-# or iosb-* cgroup.
+# or link, and (--host: the suites that make devices) a loop device, mount,
+# ftrace instance or iosb-* cgroup.
 LEFTOVERS := tests/leftovers.py
 
 unit: $(UNIT_BIN)

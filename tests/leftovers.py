@@ -14,8 +14,9 @@ then exits non-zero, naming each one, if any of these remains:
     on a shared machine is theirs, not a leftover: its holder is known from
     /proc/PID/fdinfo);
   - with --host (suites that make devices: they hold the machine's host
-    lock, so nothing else makes these meanwhile): a loop device or mount
-    that was not there before, or a cgroup named iosb-* (the tests' names).
+    lock, so nothing else makes these meanwhile): a loop device, mount or
+    ftrace instance that was not there before, or a cgroup named iosb-*
+    (the tests' names).
 Otherwise it exits with COMMAND's status. It prints the suite's wall time
 (and appends "NAME SECONDS" to $IOSB_STAGE_TIMES when set, for make check).
 
@@ -67,6 +68,13 @@ def mounts():
     """{mount id: mount point} from /proc/self/mountinfo."""
     with open("/proc/self/mountinfo") as f:
         return {line.split()[0]: line.split()[4] for line in f}
+
+
+def trace_instances():
+    try:
+        return sorted(os.listdir("/sys/kernel/tracing/instances"))
+    except OSError:
+        return []
 
 
 def our_cgroups():
@@ -128,6 +136,7 @@ def bpf_holders():
 def snapshot():
     return {"progs": sorted(bpf_ids("prog")), "links": sorted(bpf_ids("link")),
             "loops": loop_devices(), "mounts": mounts(), "cgroups": our_cgroups(),
+            "traces": trace_instances(),
             "pids": [pid for pid, _, _ in processes()], "time": time.time()}
 
 
@@ -197,6 +206,9 @@ def check(before, token, host):
         for cg in our_cgroups():
             if cg not in before["cgroups"]:
                 found.append(f"cgroup {cg} still there")
+        for inst in trace_instances():
+            if inst not in before["traces"]:
+                found.append(f"ftrace instance {inst} (/sys/kernel/tracing/instances) still there")
     return found
 
 
