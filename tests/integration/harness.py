@@ -48,9 +48,13 @@ def pending_cleanups():
 
 
 def run_cleanups():
-    """Runs every registered cleanup, last registered first (processes stop
-    before the cgroup or device they used goes); returns the failures."""
+    """Stops every process of the test, then runs every registered cleanup,
+    last registered first; returns the failures."""
     errors = []
+    try:
+        stop_tagged()
+    except AssertionError as e:
+        errors.append(str(e))
     while _cleanups:
         what, fn, args = _cleanups.pop()
         try:
@@ -58,6 +62,55 @@ def run_cleanups():
         except Exception as e:  # one failed cleanup must not skip the rest
             errors.append(f"{what}: {e!r}")
     return errors
+
+
+# run.py gives each test a token in the environment: every process the test
+# starts inherits it, even one that leaves its process group and session
+# (fio's job processes call setsid()).
+TEST_TOKEN = "IOSB_TEST_TOKEN"
+
+
+def tagged_processes():
+    """The live processes carrying this test's token."""
+    token = os.environ.get(TEST_TOKEN)
+    if not token:
+        return []
+    mark = f"{TEST_TOKEN}={token}".encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if mark in f.read().split(b"\0"):
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
+
+
+def stop_tagged():
+    """SIGINT to every process of the test, SIGKILL to what is left after
+    STOP_GRACE. (A zombie has no environment left: it is not counted.)"""
+    for sig, wait in ((signal.SIGINT, STOP_GRACE), (signal.SIGKILL, 5.0)):
+        pids = tagged_processes()
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            for pid in pids:
+                try:  # our children: reaped here, or they stay zombies
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            pids = tagged_processes()
+        if not pids:
+            return
+    raise AssertionError(f"processes {pids} survive SIGKILL")
 
 
 def group_alive(pgid):

@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 import traceback
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -75,6 +76,7 @@ def run_one(fn):
     """Runs one test and its cleanups; returns PASS, FAIL or SKIP."""
     name = fn.__name__
     harness.current_test = name
+    os.environ[harness.TEST_TOKEN] = f"{name}-{uuid.uuid4().hex}"
     t0 = time.monotonic()
     outcome, detail = "PASS", ""
     signal.alarm(timeout_s())
