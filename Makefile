@@ -189,9 +189,10 @@ fuzz-check: $(FUZZ_BINS)
 soak-check: all
 	$(LEFTOVERS) --host soak -- bench/soak.py --duration 60
 
-# Everything, one stage after the other, each timed (tests/stages.sh): unit
-# tests, fuzz smoke, real BPF on this kernel, the test of the tests, the
-# same under the sanitizers, a one-minute soak, then the VM suite.
+# Everything, one stage after the other, each timed and each run even after
+# another failed (tests/stages.sh): unit tests, fuzz smoke, real BPF on this
+# kernel, the test of the tests, the same under the sanitizers, a one-minute
+# soak, then the VM suite.
 CHECK_STAGES := unit fuzz-check integration selftest sanitized soak-check vm
 check:
 	$(Q)tests/stages.sh $(MAKE) $(CHECK_STAGES)
