@@ -284,6 +284,16 @@ def a_disk_that_goes_away_is_reported_gone():
             assert "has no medium or went away" in lines[0], lines
 
 
+def reads_merged(name):
+    """Field 2 of /proc/diskstats: reads merged into a request of another."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[4])
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
 @test
 def thirty_two_fio_jobs_counted_exactly():
     """Load: 32 concurrent fio jobs of random 4 KiB O_DIRECT reads on a
@@ -305,6 +315,7 @@ def thirty_two_fio_jobs_counted_exactly():
             tool = Tool("-T", "blk", "-d", loop.name, "--json", "--stats")
             time.sleep(3)  # biolatency prints no "attached" line to wait for
             before = diskstats(loop.name)
+            merged = reads_merged(loop.name)
             p = subprocess.run(["fio", "--name=load", f"--filename={loop.dev}", "--rw=randread",
                                 "--bs=4k", "--direct=1", "--ioengine=psync", "--numjobs=32",
                                 f"--runtime={secs}", "--time_based", "--group_reporting",
@@ -313,6 +324,7 @@ def thirty_two_fio_jobs_counted_exactly():
             assert p.returncode == 0, p.stderr
             time.sleep(0.2)
             after = diskstats(loop.name)
+            merged = reads_merged(loop.name) - merged
             rep = tool.stop_json()[0]
             bio.send_signal(signal.SIGINT)
             bout, berr = bio.communicate(timeout=30)
@@ -325,10 +337,15 @@ def thirty_two_fio_jobs_counted_exactly():
     theirs = biolatency_total(bout)
     disk = after[0] - before[0]
     missed = rep["dropped_by_reason"]["request_completion_missed"]
-    print(f"    {secs} s, 32 jobs: fio {fio_reads} reads, diskstats {disk}; blk {blk} + "
+    print(f"    {secs} s, 32 jobs: fio {fio_reads} reads, diskstats {disk} (+ {merged} merged "
+          f"into others); blk {blk} + "
           f"{missed} request_completion_missed; biolatency {theirs}; BPF "
           f"{stats['layers'][0]['run_time_ns'] / max(blk, 1):.0f} ns/request", flush=True)
     assert blk + missed == disk, (blk, missed, disk)
     assert rep["dropped"] == missed, rep["dropped_by_reason"]
     assert theirs == blk, (theirs, blk, berr)
-    assert disk >= fio_reads > 0, (disk, fio_reads)
+    # Two jobs' reads of neighbouring blocks can merge into one request:
+    # once fio counted 6,338,455 reads against 6,338,453 requests. Every
+    # read of fio's is a request of its own or merged into another's
+    # (field 2; measured: fio 1,924,131 = 1,924,128 requests + 3 merged).
+    assert disk + merged >= fio_reads > 0, (disk, merged, fio_reads)
