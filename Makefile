@@ -56,7 +56,8 @@ BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
-.PHONY: all clean check unit integration sanitized soak-check fuzz fuzz-check vm install format deps
+.PHONY: all clean check unit integration sanitized soak-check fuzz fuzz-check vm install format deps \
+	selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
@@ -106,14 +107,24 @@ $(UNIT_BIN): $(wildcard bpf/*.h)
 deps:
 	$(Q)scripts/install-deps.sh
 
+# --- Test suites: each runs under tests/leftovers.py, which prints its wall
+# time and fails it if anything it started is left: a process, a BPF program
+# or link, and (--host: the suites that make devices) a loop device, mount,
+# ftrace instance or iosb-* cgroup.
+LEFTOVERS := tests/leftovers.py
+
 unit: $(UNIT_BIN)
-	$(UNIT_BIN) --jobs 1
+	$(LEFTOVERS) unit -- $(UNIT_BIN) --jobs 1
 
 integration: all
-	tests/integration/run.sh
+	$(LEFTOVERS) --host integration -- tests/integration/run.sh
+
+# The test of the tests: a test made to fail on purpose leaves nothing.
+selftest: all
+	$(LEFTOVERS) --host selftest -- tests/selftest.py
 
 vm: all
-	tests/vm/run.sh
+	$(LEFTOVERS) vm -- tests/vm/run.sh
 
 # Overhead benchmark (root, ~10 min): bench/README.md; writes bench/results/.
 .PHONY: bench
@@ -126,8 +137,9 @@ SAN_ENV := ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:halt_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 sanitized:
 	$(MAKE) SANITIZE=1 build-san/iostackbreak build-san/unit-tests
-	$(SAN_ENV) build-san/unit-tests --jobs 1
-	$(SAN_ENV) IOSB_SANITIZED=1 IOSB_LOAD_SECONDS=10 IOSB_TOOL=$(CURDIR)/build-san/iostackbreak tests/integration/run.sh
+	$(SAN_ENV) $(LEFTOVERS) sanitized-unit -- build-san/unit-tests --jobs 1
+	$(SAN_ENV) IOSB_SANITIZED=1 IOSB_LOAD_SECONDS=10 IOSB_TOOL=$(CURDIR)/build-san/iostackbreak \
+		$(LEFTOVERS) --host sanitized-integration -- tests/integration/run.sh
 
 # libFuzzer targets (tests/fuzz/): the core modules built again with clang
 # and coverage, ASan and UBSan in build-fuzz/. make fuzz runs each target
@@ -175,11 +187,22 @@ fuzz-check: $(FUZZ_BINS)
 
 # bench/soak.py for 60 s (a full soak: bench/soak.py, 10 minutes).
 soak-check: all
-	bench/soak.py --duration 60
+	$(LEFTOVERS) --host soak -- bench/soak.py --duration 60
 
-# Everything: unit tests, then real BPF on this kernel, the same under the
-# sanitizers, a one-minute soak, then the VM suite.
-check: unit fuzz-check integration sanitized soak-check vm
+# Everything, one stage after the other, each timed and each run even after
+# another failed (tests/stages.sh): unit tests, fuzz smoke, real BPF on this
+# kernel, the test of the tests, the same under the sanitizers, a one-minute
+# soak, then the VM suite.
+CHECK_STAGES := unit fuzz-check integration selftest sanitized soak-check vm
+check:
+	$(Q)tests/stages.sh $(MAKE) $(CHECK_STAGES)
+
+# Before a release, on top of make check: each fuzzer for a minute from its
+# corpus, and the ten-minute soak. (The overhead benchmark, make bench, is
+# run and committed apart: bench/README.md.)
+release-check: check
+	$(MAKE) fuzz
+	$(LEFTOVERS) --host soak-10min -- bench/soak.py --duration 600
 
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak

@@ -57,6 +57,8 @@ def main():
     a = ap.parse_args()
     if os.geteuid():
         raise SystemExit("soak: needs root (BPF and a loop device)")
+    # SIGTERM (make check stopped) ends the run through its finally.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = tempfile.mkdtemp(dir="/var/tmp", prefix="iosb-soak-")
     img = os.path.join(tmp, "disk.img")
     with open(img, "wb") as f:
@@ -106,8 +108,14 @@ def main():
             missed_total += missed
             before = after
     finally:
+        # Nothing of the soak outlives it (tests/leftovers.py checks):
+        # SIGINT, SIGKILL if the tool has not ended in 10 s.
         tool.send_signal(signal.SIGINT)
-        tool.communicate(timeout=60)
+        try:
+            tool.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            tool.kill()
+            tool.communicate()
         subprocess.run(["losetup", "-d", dev])
         os.unlink(img)
         os.rmdir(tmp)

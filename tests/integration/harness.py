@@ -2,12 +2,17 @@
 wait for their handshakes, read the kernel's own counters.
 
 The tests compare iostackbreak's counts with independent truths: the
-workload's own count, /proc/PID/io and /proc/diskstats."""
+workload's own count, /proc/PID/io and /proc/diskstats.
+
+Nothing a test makes outlives it: every process, loop device, cgroup, mount
+and temporary directory registers its cleanup here (on_cleanup), and run.py
+runs them all, last made first, after each test however it ended."""
 
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -24,6 +29,220 @@ class Skip(Exception):
     """The test cannot run here; the message says why."""
 
 
+# Cleanups of the running test: (what, function, args), run last first.
+_cleanups = []
+# Between SIGINT to a process group and SIGKILL: the tool detaches and
+# prints its report on SIGINT within about a second, even under ASan.
+STOP_GRACE = 5.0
+# The test run.py is running (IOSTACKBREAK_TEST_FAIL compares it).
+current_test = None
+
+
+def on_cleanup(what, fn, *args):
+    """fn(*args) runs when the test ends; `what` names it in reports."""
+    _cleanups.append((what, fn, args))
+
+
+def pending_cleanups():
+    return [what for what, _, _ in _cleanups]
+
+
+def run_cleanups():
+    """Stops every process of the test, then runs every registered cleanup,
+    last registered first; returns the failures."""
+    errors = []
+    try:
+        stop_tagged()
+    except AssertionError as e:
+        errors.append(str(e))
+    while _cleanups:
+        what, fn, args = _cleanups.pop()
+        try:
+            fn(*args)
+        except Exception as e:  # one failed cleanup must not skip the rest
+            errors.append(f"{what}: {e!r}")
+    return errors
+
+
+# run.py gives each test a token in the environment: every process the test
+# starts inherits it, even one that leaves its process group and session
+# (fio's job processes call setsid()).
+TEST_TOKEN = "IOSB_TEST_TOKEN"
+
+
+def tagged_processes():
+    """The live processes carrying this test's token."""
+    token = os.environ.get(TEST_TOKEN)
+    if not token:
+        return []
+    mark = f"{TEST_TOKEN}={token}".encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if mark in f.read().split(b"\0"):
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
+
+
+def stop_tagged():
+    """SIGINT to every process of the test, SIGKILL to what is left after
+    STOP_GRACE. (A zombie has no environment left: it is not counted.)"""
+    for sig, wait in ((signal.SIGINT, STOP_GRACE), (signal.SIGKILL, 5.0)):
+        pids = tagged_processes()
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            for pid in pids:
+                try:  # our children: reaped here, or they stay zombies
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            pids = tagged_processes()
+        if not pids:
+            return
+    raise AssertionError(f"processes {pids} survive SIGKILL")
+
+
+def group_alive(pgid):
+    """A process of the group that is not a zombie (a zombie is only a
+    table entry waiting for its parent)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in "ZX":
+            return True
+    return False
+
+
+def stop_group(proc, grace=None):
+    """SIGINT to the process's group (it and whatever it forked), SIGKILL to
+    what is left after the grace period, then reaps the leader."""
+    pgid = proc.pid
+    for sig, wait in ((signal.SIGINT, STOP_GRACE if grace is None else grace),
+                      (signal.SIGKILL, 5.0)):
+        proc.poll()
+        if not group_alive(pgid):
+            break
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            proc.poll()
+            if not group_alive(pgid):
+                break
+            time.sleep(0.02)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"pid {pid_and_name(proc)} survives SIGKILL")
+    if group_alive(pgid):
+        raise AssertionError(f"process group {pgid} survives SIGKILL")
+
+
+def pid_and_name(proc):
+    args = proc.args if isinstance(proc.args, (list, tuple)) else [proc.args]
+    return f"{proc.pid} {os.path.basename(str(args[0]))}"
+
+
+class TestPopen(subprocess.Popen):
+    """Every process a test starts, directly, through subprocess.run or a
+    helper here: in a process group of its own (so that its children can be
+    stopped with it), with stop_group() registered as its cleanup."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("start_new_session", True)
+        super().__init__(*args, **kwargs)
+        on_cleanup(f"process {pid_and_name(self)}", stop_group, self)
+
+
+# The tests call subprocess.Popen and subprocess.run (which looks Popen up
+# in its module): both now start a TestPopen.
+subprocess.Popen = TestPopen
+
+
+def make_tempdir(**kwargs):
+    """tempfile.mkdtemp, removed when the test ends."""
+    path = tempfile.mkdtemp(**kwargs)
+    on_cleanup(f"directory {path}", remove_tree, path)
+    return path
+
+
+def remove_tree(path):
+    # rmtree descends into mounts: never into one still mounted here.
+    if os.path.ismount(path):
+        raise AssertionError(f"{path} is still a mount point: not removed")
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def make_cgroup(path):
+    """A cgroup directory (and its parents) made for the test; removed
+    when the test ends, after the processes the test put in it stopped.
+    Name them iosb-*: the leftover check looks for those."""
+    made = []
+    head = path
+    while not os.path.isdir(head):
+        made.append(head)
+        head = os.path.dirname(head)
+    for d in reversed(made):
+        os.mkdir(d)
+        on_cleanup(f"cgroup {d}", remove_cgroup, d)
+    return path
+
+
+def remove_cgroup(path):
+    # An emptied cgroup can refuse rmdir (EBUSY) for a moment after its
+    # last task exits.
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    os.rmdir(path)
+
+
+def mount(*args, where):
+    """mount ARGS... WHERE; unmounted when the test ends."""
+    p = run("mount", *args, where)
+    if p.returncode == 0:
+        on_cleanup(f"mount {where}", unmount, where)
+    return p
+
+
+def unmount(where):
+    if os.path.ismount(where):
+        run("umount", where, check=True)
+
+
+def fail_on_purpose(stage):
+    """IOSTACKBREAK_TEST_FAIL=NAME: the named test fails here, right after
+    it has started its processes and devices (make selftest checks that
+    nothing of it is left)."""
+    if current_test and os.environ.get("IOSTACKBREAK_TEST_FAIL") == current_test:
+        raise AssertionError(f"IOSTACKBREAK_TEST_FAIL: {current_test} fails on purpose {stage}, "
+                             f"{len(bpf_prog_ids())} BPF programs loaded; "
+                             f"live: {'; '.join(pending_cleanups())}")
+
+
 class Tool:
     """iostackbreak running in the background until stop()."""
 
@@ -32,6 +251,10 @@ class Tool:
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.stderr_lines = []
+        self._wait_ready(timeout)
+        fail_on_purpose(f"after {os.path.basename(TOOL)} attached")
+
+    def _wait_ready(self, timeout):
         # Read the raw descriptor: a buffered readline() can swallow the
         # ready line into Python's buffer where select() cannot see it.
         fd = self.proc.stderr.fileno()
@@ -181,6 +404,8 @@ class LoopDevice:
         if p.returncode:
             raise Skip(f"cannot create a loop device: {p.stderr.strip()}")
         self.dev = p.stdout.strip()
+        self.attached = True
+        on_cleanup(f"loop device {self.dev}", self.close)
         self.name = os.path.basename(self.dev)
         if partitioned and not os.path.exists(f"/sys/class/block/{self.name}p1"):
             # Without udev the partition scan may not happen: ask for it.
@@ -189,7 +414,10 @@ class LoopDevice:
         time.sleep(0.2)
 
     def close(self):
-        run("losetup", "-d", self.dev)
+        """Detaches the device (once: its number may be reused after)."""
+        if self.attached:
+            self.attached = False
+            run("losetup", "-d", self.dev, check=True)
 
 
 def bpf_prog_ids():

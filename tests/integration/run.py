@@ -3,15 +3,25 @@
 
 Prints PASS/FAIL/SKIP per test and a closing "N passed, N failed, N skipped"
 line. Under CI (CI=true) a skipped test fails the run: on our machines every
-test can run, so a skip means the machine was not set up."""
+test can run, so a skip means the machine was not set up.
+
+After each test, however it ended (passed, failed, raised, ran out of its
+IOSB_TEST_TIMEOUT seconds, default 300, or the run was interrupted with
+Ctrl-C or SIGTERM), the cleanups it registered in harness run: its processes
+are stopped (SIGINT, then SIGKILL), its loop devices, cgroups, mounts and
+directories removed. IOSTACKBREAK_TEST_FAIL=NAME makes test NAME fail on
+purpose once its tool is attached (make selftest)."""
 
 import os
+import signal
 import sys
 import time
 import traceback
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import harness  # noqa: E402
 from harness import Skip  # noqa: E402
 import test_bad_input  # noqa: E402
 import test_blk_exact  # noqa: E402
@@ -27,6 +37,71 @@ import test_session  # noqa: E402
 import test_terminal  # noqa: E402
 import test_prometheus  # noqa: E402
 
+TESTS = (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS + test_children.TESTS
+         + test_prometheus.TESTS + test_parts.TESTS + test_events.TESTS + test_terminal.TESTS
+         + test_faults.TESTS + test_fds.TESTS + test_bad_input.TESTS + test_blk_exact.TESTS
+         + test_flush.TESTS)
+
+
+class TestTimeout(Exception):
+    pass
+
+
+class Interrupted(BaseException):
+    """SIGTERM, handled as Ctrl-C is: the cleanups run, then the run ends."""
+
+
+def on_alarm(signum, frame):
+    raise TestTimeout(f"the test ran out of its {timeout_s()} s (IOSB_TEST_TIMEOUT)")
+
+
+def on_term(signum, frame):
+    raise Interrupted("SIGTERM")
+
+
+def timeout_s():
+    return int(os.environ.get("IOSB_TEST_TIMEOUT", "300"))
+
+
+def clean_up(name):
+    """The test's cleanups, with Ctrl-C and SIGTERM held off until they
+    are done (a second Ctrl-C must not leave half of them)."""
+    signal.alarm(0)
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return harness.run_cleanups()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run_one(fn):
+    """Runs one test and its cleanups; returns PASS, FAIL or SKIP."""
+    name = fn.__name__
+    harness.current_test = name
+    os.environ[harness.TEST_TOKEN] = f"{name}-{uuid.uuid4().hex}"
+    t0 = time.monotonic()
+    outcome, detail = "PASS", ""
+    signal.alarm(timeout_s())
+    try:
+        fn()
+        if os.environ.get("IOSTACKBREAK_TEST_FAIL") == name:
+            raise AssertionError(f"IOSTACKBREAK_TEST_FAIL: {name} started no tool to fail after")
+    except Skip as e:
+        outcome, detail = "SKIP", f": {e}"
+    except Exception:  # a failed assertion, a timeout or anything unexpected
+        outcome, detail = "FAIL", ":\n" + traceback.format_exc().rstrip()
+    finally:
+        errors = clean_up(name)
+        harness.current_test = None
+    if errors:
+        outcome = "FAIL"
+        detail += "\n    cleanup failed: " + "\n    cleanup failed: ".join(errors)
+    if outcome == "PASS":
+        detail = f" ({time.monotonic() - t0:.1f}s)"
+    print(f"{outcome} {name}{detail}", flush=True)
+    return outcome
+
 
 def main():
     wanted = sys.argv[1:]
@@ -34,29 +109,26 @@ def main():
         print("SKIP all: the integration tests need root (real BPF programs)")
         print("0 passed, 0 failed, 1 skipped")
         return 1 if os.environ.get("CI") else 0
-    passed = failed = skipped = 0
-    for fn in (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS
-               + test_children.TESTS + test_prometheus.TESTS + test_parts.TESTS
-               + test_events.TESTS + test_terminal.TESTS + test_faults.TESTS + test_fds.TESTS
-               + test_bad_input.TESTS + test_blk_exact.TESTS + test_flush.TESTS):
-        if wanted and not any(w in fn.__name__ for w in wanted):
-            continue
-        t0 = time.monotonic()
-        try:
-            fn()
-        except Skip as e:
-            skipped += 1
-            print(f"SKIP {fn.__name__}: {e}", flush=True)
-            continue
-        except Exception:  # a failed assertion or anything unexpected
-            failed += 1
-            print(f"FAIL {fn.__name__}:", flush=True)
-            traceback.print_exc(file=sys.stdout)
-            continue
-        passed += 1
-        print(f"PASS {fn.__name__} ({time.monotonic() - t0:.1f}s)", flush=True)
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    if failed or (skipped and os.environ.get("CI")):
+    fail = os.environ.get("IOSTACKBREAK_TEST_FAIL")
+    if fail and fail not in (fn.__name__ for fn in TESTS):
+        print(f"run.py: IOSTACKBREAK_TEST_FAIL={fail} names no test; the names are the "
+              "PASS/FAIL lines' (e.g. cgroup_selects_only_the_process_inside_it)", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.signal(signal.SIGTERM, on_term)
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    try:
+        for fn in TESTS:
+            if wanted and not any(w in fn.__name__ for w in wanted):
+                continue
+            counts[run_one(fn)] += 1
+    except (KeyboardInterrupt, Interrupted) as e:
+        # run_one's finally has already stopped what the test started.
+        print(f"INTERRUPTED ({type(e).__name__} {e}): the running test's cleanups done",
+              flush=True)
+        return 130
+    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+    if counts["FAIL"] or (counts["SKIP"] and os.environ.get("CI")):
         return 1
     return 0
 

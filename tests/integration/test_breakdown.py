@@ -9,7 +9,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import TOOL, LoopDevice, Skip, Tool, Work, count, diskstats, run
+from harness import (TOOL, LoopDevice, Skip, Tool, Work, count, diskstats, make_cgroup,
+                     make_tempdir, mount, run)
 
 TESTS = []
 
@@ -274,8 +275,8 @@ def cgroup2_root():
             dev, mnt, fstype = line.split()[:3]
             if fstype == "cgroup2":
                 return mnt, False
-    mnt = tempfile.mkdtemp(prefix="iosb-cgroup2-")
-    p = run("mount", "-t", "cgroup2", "none", mnt)
+    mnt = make_tempdir(prefix="iosb-cgroup2-")
+    p = mount("-t", "cgroup2", "none", where=mnt)
     if p.returncode:
         raise Skip(f"no cgroup v2 hierarchy and cannot mount one: {p.stderr.strip()}")
     return mnt, True
@@ -283,38 +284,26 @@ def cgroup2_root():
 
 @test
 def cgroup_selects_only_the_process_inside_it():
-    root, mounted = cgroup2_root()
+    root, _ = cgroup2_root()
     group = os.path.join(root, f"iosb-test-{os.getpid()}")
-    child = os.path.join(group, "child")
-    os.makedirs(child)
-    try:
-        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-            loop = LoopDevice(tmp)
-            try:
-                inside = Work("-D", "pread", "210", loop.dev)
-                outside = Work("-D", "pread", "130", loop.dev)
-                # A descendant of the group counts as inside it.
-                with open(os.path.join(child, "cgroup.procs"), "w") as f:
-                    f.write(str(inside.pid))
-                tool = Tool("-T", "syscall,blk", "-P", "--json", "--cgroup", group)
-                inside.go()
-                outside.go()
-                inside.finish()
-                outside.finish()
-                rep = tool.stop_json()[0]
-                check_report(rep, split=("pid",))
-                assert {c["pid"] for c in rep["cells"]} == {inside.pid}, rep["cells"]
-                assert keyed(rep, "syscall", "read", pid=inside.pid) == 210
-                assert keyed(rep, "blk", "read", pid=inside.pid) == 210
-            finally:
-                loop.close()
-    finally:
-        time.sleep(0.2)
-        os.rmdir(child)
-        os.rmdir(group)
-        if mounted:
-            run("umount", root)
-            os.rmdir(root)
+    child = make_cgroup(os.path.join(group, "child"))
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        inside = Work("-D", "pread", "210", loop.dev)
+        outside = Work("-D", "pread", "130", loop.dev)
+        # A descendant of the group counts as inside it.
+        with open(os.path.join(child, "cgroup.procs"), "w") as f:
+            f.write(str(inside.pid))
+        tool = Tool("-T", "syscall,blk", "-P", "--json", "--cgroup", group)
+        inside.go()
+        outside.go()
+        inside.finish()
+        outside.finish()
+        rep = tool.stop_json()[0]
+        check_report(rep, split=("pid",))
+        assert {c["pid"] for c in rep["cells"]} == {inside.pid}, rep["cells"]
+        assert keyed(rep, "syscall", "read", pid=inside.pid) == 210
+        assert keyed(rep, "blk", "read", pid=inside.pid) == 210
 
 
 @test

@@ -12,7 +12,7 @@ import tempfile
 import time
 
 from harness import (IOWORK, TOOL, LoopDevice, Tool, Work, bpf_prog_ids, count, diskstats,
-                     read_proc_io)
+                     make_cgroup, make_tempdir, mount, read_proc_io, remove_cgroup)
 from test_breakdown import cgroup2_root, check_report, keyed
 from test_host import biolatency_total, held_prog_ids
 
@@ -187,36 +187,24 @@ def two_tools_at_once_with_different_filters_are_both_exact():
 
 @test
 def a_cgroup_removed_mid_run_does_not_end_it():
-    root, mounted = cgroup2_root()
-    group = os.path.join(root, f"iosb-gone-{os.getpid()}")
-    os.makedirs(group)
-    removed = False
-    try:
-        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-            work = Work("-c", "pread", "700", os.path.join(tmp, "data"))
-            with open(os.path.join(group, "cgroup.procs"), "w") as f:
-                f.write(str(work.pid))
-            tool = Tool("-T", "syscall", "--cgroup", group, "--json", "1")
-            work.go()
-            work.finish()
-            # The process is gone; so goes the group, under the running tool.
-            time.sleep(0.2)
-            os.rmdir(group)
-            removed = True
-            time.sleep(1.5)  # an interval report after the removal
-            assert tool.proc.poll() is None, "the tool ended when its cgroup went"
-            reports = tool.stop_json()
-            for rep in reports:
-                check_report(rep)
-            assert sum(count(r, "syscall", "read") for r in reports) == 700, reports
-            assert len(reports) >= 2, reports
-    finally:
-        if not removed:
-            time.sleep(0.2)
-            os.rmdir(group)
-        if mounted:
-            subprocess.run(["umount", root])
-            os.rmdir(root)
+    root, _ = cgroup2_root()
+    group = make_cgroup(os.path.join(root, f"iosb-gone-{os.getpid()}"))
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        work = Work("-c", "pread", "700", os.path.join(tmp, "data"))
+        with open(os.path.join(group, "cgroup.procs"), "w") as f:
+            f.write(str(work.pid))
+        tool = Tool("-T", "syscall", "--cgroup", group, "--json", "1")
+        work.go()
+        work.finish()
+        # The process is gone; so goes the group, under the running tool.
+        remove_cgroup(group)
+        time.sleep(1.5)  # an interval report after the removal
+        assert tool.proc.poll() is None, "the tool ended when its cgroup went"
+        reports = tool.stop_json()
+        for rep in reports:
+            check_report(rep)
+        assert sum(count(r, "syscall", "read") for r in reports) == 700, reports
+        assert len(reports) >= 2, reports
 
 
 @test
@@ -226,25 +214,18 @@ def a_failing_device_counts_its_errors_apart():
     the request). Failed requests are counted and timed apart, never in the
     histogram: errors == the workload's failed writes, count == its
     successful ones, and the two add up to the disk's completed writes."""
-    mnt = tempfile.mkdtemp(prefix="iosb-full-")
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt], check=True)
-    try:
-        loop = LoopDevice(mnt, size_mib=32)
-        try:
-            work = Work("-D", "pwrite", "4096", loop.dev)
-            tool = Tool("-T", "blk", "-d", loop.name, "-D", "--json")
-            before = diskstats(loop.name)
-            work.go()
-            out, _ = work.proc.communicate(timeout=120)  # exits 1: it saw errors
-            result = dict(kv.split("=", 1) for kv in out.split()[1:])
-            time.sleep(0.2)
-            after = diskstats(loop.name)
-            rep = tool.stop_json()[0]
-        finally:
-            loop.close()
-    finally:
-        subprocess.run(["umount", mnt])
-        os.rmdir(mnt)
+    mnt = make_tempdir(prefix="iosb-full-")
+    mount("-t", "tmpfs", "-o", "size=8m", "tmpfs", where=mnt).check_returncode()
+    loop = LoopDevice(mnt, size_mib=32)
+    work = Work("-D", "pwrite", "4096", loop.dev)
+    tool = Tool("-T", "blk", "-d", loop.name, "-D", "--json")
+    before = diskstats(loop.name)
+    work.go()
+    out, _ = work.proc.communicate(timeout=120)  # exits 1: it saw errors
+    result = dict(kv.split("=", 1) for kv in out.split()[1:])
+    time.sleep(0.2)
+    after = diskstats(loop.name)
+    rep = tool.stop_json()[0]
     check_report(rep, split=("disk",))
     done, failed = int(result["done"]), int(result["errors"])
     writes = [c for c in rep["cells"] if c["op"] == "write"]
@@ -303,6 +284,16 @@ def a_disk_that_goes_away_is_reported_gone():
             assert "has no medium or went away" in lines[0], lines
 
 
+def reads_merged(name):
+    """Field 2 of /proc/diskstats: reads merged into a request of another."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[4])
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
 @test
 def thirty_two_fio_jobs_counted_exactly():
     """Load: 32 concurrent fio jobs of random 4 KiB O_DIRECT reads on a
@@ -324,6 +315,7 @@ def thirty_two_fio_jobs_counted_exactly():
             tool = Tool("-T", "blk", "-d", loop.name, "--json", "--stats")
             time.sleep(3)  # biolatency prints no "attached" line to wait for
             before = diskstats(loop.name)
+            merged = reads_merged(loop.name)
             p = subprocess.run(["fio", "--name=load", f"--filename={loop.dev}", "--rw=randread",
                                 "--bs=4k", "--direct=1", "--ioengine=psync", "--numjobs=32",
                                 f"--runtime={secs}", "--time_based", "--group_reporting",
@@ -332,6 +324,7 @@ def thirty_two_fio_jobs_counted_exactly():
             assert p.returncode == 0, p.stderr
             time.sleep(0.2)
             after = diskstats(loop.name)
+            merged = reads_merged(loop.name) - merged
             rep = tool.stop_json()[0]
             bio.send_signal(signal.SIGINT)
             bout, berr = bio.communicate(timeout=30)
@@ -344,10 +337,15 @@ def thirty_two_fio_jobs_counted_exactly():
     theirs = biolatency_total(bout)
     disk = after[0] - before[0]
     missed = rep["dropped_by_reason"]["request_completion_missed"]
-    print(f"    {secs} s, 32 jobs: fio {fio_reads} reads, diskstats {disk}; blk {blk} + "
+    print(f"    {secs} s, 32 jobs: fio {fio_reads} reads, diskstats {disk} (+ {merged} merged "
+          f"into others); blk {blk} + "
           f"{missed} request_completion_missed; biolatency {theirs}; BPF "
           f"{stats['layers'][0]['run_time_ns'] / max(blk, 1):.0f} ns/request", flush=True)
     assert blk + missed == disk, (blk, missed, disk)
     assert rep["dropped"] == missed, rep["dropped_by_reason"]
     assert theirs == blk, (theirs, blk, berr)
-    assert disk >= fio_reads > 0, (disk, fio_reads)
+    # Two jobs' reads of neighbouring blocks can merge into one request:
+    # once fio counted 6,338,455 reads against 6,338,453 requests. Every
+    # read of fio's is a request of its own or merged into another's
+    # (field 2; measured: fio 1,924,131 = 1,924,128 requests + 3 merged).
+    assert disk + merged >= fio_reads > 0, (disk, merged, fio_reads)

@@ -5,11 +5,12 @@ wait must show when a workload is made to wait that way."""
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
 
-from harness import TOOL, LoopDevice, Tool, Work, cell
+from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, diskstats, on_cleanup
 from test_breakdown import check_report
 
 TESTS = []
@@ -136,14 +137,8 @@ def threads_syncing_one_file_wait_for_io():
         assert b["blk_requests"] >= 200, b
 
 
-def blkio_ticks(pid):
-    """delayacct_blkio_ticks: field 42 of /proc/PID/stat, in clock ticks."""
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[42 - 3])
-
-
-# One thread (so that /proc/PID/stat holds all of its delay): O_DIRECT reads
-# of a device into an aligned buffer, between "go" and "quit" on stdin.
+# One thread: O_DIRECT reads of a device into an aligned buffer, between
+# "go" and "quit" on stdin.
 DIRECT_READER = r"""
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
@@ -156,67 +151,103 @@ print("DONE", flush=True)
 sys.stdin.readline()
 """
 
-
-def delayacct_is_exact():
-    """Since 6.12 (EEVDF's delayed dequeue) a sleeping task may be dequeued
-    later, from another task's schedule(), and __block_task() then stamps
-    the block I/O delay start on `current`, not on the sleeper: the
-    sleeper's next blkio_end adds a stale interval. Its figure has been
-    0.5x to 7x ours on 6.18, once 4,360 s for 70 ms of reads. Before 6.12 it is exact to the tick."""
-    major, minor = (int(x) for x in os.uname().release.split(".")[:2])
-    return (major, minor) < (6, 12)
+TRACEFS = "/sys/kernel/tracing"
+SWITCH = re.compile(r"\[(\d+)\].* (\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*prev_state=(\S+)")
+WAKEUP = re.compile(r"\[(\d+)\].* (\d+)\.(\d+): sched_wakeup: .*pid=(\d+) ")
 
 
-def device_read_ns(name):
-    """Field 7 of /proc/diskstats: the disk's own time spent on reads, the
-    sum over requests of allocation to completion, in ms."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == name:
-                return int(fields[3]), int(fields[6]) * 1000000
-    raise AssertionError(f"{name} not in /proc/diskstats")
+class SchedTrace:
+    """The kernel's own record of one thread's switches and wake-ups: an
+    ftrace instance of its own (other tracers are untouched), on the
+    CLOCK_MONOTONIC clock that bpf_ktime_get_ns() reads."""
+
+    def __init__(self, tid):
+        if not os.path.isdir(os.path.join(TRACEFS, "instances")):
+            raise Skip(f"no tracefs at {TRACEFS}")
+        self.tid = tid
+        self.dir = os.path.join(TRACEFS, "instances", f"iosb-sched-{tid}")
+        os.mkdir(self.dir)
+        on_cleanup(f"ftrace instance {self.dir}", os.rmdir, self.dir)
+        self.write("trace_clock", "mono")
+        self.write("buffer_size_kb", "8192")
+        self.write("events/sched/sched_switch/filter", f"prev_pid == {tid}")
+        self.write("events/sched/sched_wakeup/filter", f"pid == {tid}")
+        for event in ("sched_switch", "sched_wakeup"):
+            self.write(f"events/sched/{event}/enable", "1")
+            on_cleanup(f"ftrace event {event}", self.write, f"events/sched/{event}/enable", "0")
+
+    def write(self, name, value):
+        with open(os.path.join(self.dir, name), "w") as f:
+            f.write(value)
+
+    def uninterruptible_sleeps(self):
+        """Stops the trace; [(switched out, woken) ns] of each sleep in
+        TASK_UNINTERRUPTIBLE (state D)."""
+        self.write("tracing_on", "0")
+        with open(os.path.join(self.dir, "trace")) as f:
+            text = f.read()
+        assert "LOST" not in text, "the sched trace lost events"
+        sleeps, out = [], None
+        for line in text.splitlines():
+            m = SWITCH.search(line)
+            if m and int(m.group(4)) == self.tid:
+                out = int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0"))
+                out = out if "D" in m.group(5) else None
+                continue
+            m = WAKEUP.search(line)
+            if m and int(m.group(4)) == self.tid and out is not None:
+                sleeps.append((out, int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0"))))
+                out = None
+        return sleeps
 
 
 @test
-def io_wait_agrees_with_delay_accounting():
-    """The kernel's own accounting of the same sleeps. Where delay
-    accounting is exact (kernel.task_delayacct, turned on for the test and
-    restored; before 6.12), io_wait agrees with its block I/O delay within
-    its tick resolution; the VM suite checks that on Debian's 6.1. On later
-    kernels the check is against the disk's own read time: each read sleeps
-    about as long as its request is in the disk."""
-    with open("/proc/sys/kernel/task_delayacct") as f:
-        setting = f.read().strip()
-    hz = os.sysconf("SC_CLK_TCK")
-    try:
-        with open("/proc/sys/kernel/task_delayacct", "w") as f:
-            f.write("1")
-        with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-            loop = LoopDevice(tmp)
-            try:
-                reader = subprocess.Popen(["python3", "-c", DIRECT_READER, loop.dev, "3000"],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          text=True)
-                assert reader.stdout.readline().startswith("READY")
-                tool = Tool("-T", "syscall", "-p", str(reader.pid), "--json")
-                before = blkio_ticks(reader.pid)
-                disk_before = device_read_ns(loop.name)
-                reader.stdin.write("go\n")
-                reader.stdin.flush()
-                assert reader.stdout.readline().startswith("DONE")
-                ticks = blkio_ticks(reader.pid) - before
-                disk_after = device_read_ns(loop.name)
-                reader.stdin.write("quit\n")
-                reader.stdin.close()
-                reader.wait(timeout=30)
-                rc, out, err = tool.wait(timeout=30)
-                assert rc == 0, err
-            finally:
-                loop.close()
-    finally:
-        with open("/proc/sys/kernel/task_delayacct", "w") as f:
-            f.write(setting)
+def io_wait_agrees_with_the_kernels_sched_trace():
+    """io_wait is the time from the switch-out of a thread asleep in
+    io_schedule (in_iowait) to its sched_wakeup. The kernel's own ftrace
+    record of the same thread's D sleeps measures that same interval, apart
+    from the BPF tool; they agree within 1 us a sleep.
+
+    Why not the neighbouring measures (they used to be the check here)? On
+    this project's 2-vCPU hosts (6.18), 3,000 O_DIRECT reads of a loop
+    device, compared with ftrace's sched_waking/sched_wakeup and taskstats:
+    - /proc/diskstats' read time ends where the request is accounted done,
+      right after the completing CPU calls try_to_wake_up. When the reader's
+      CPU is idle, the wake-up goes there as an IPI and sched_wakeup fires
+      when that vCPU leaves idle: about 11 us later (median), up to 2,107
+      of 2,991 sleeps at a time. io_wait holds that wake-up, the disk does
+      not: io_wait 77.1 ms against the disk's 58 ms, the failure that
+      retired the old 1.2x bound, is 3,000 x 6.4 us of it.
+    - Delay accounting's block I/O delay (taskstats, in ns) ends at the
+      waker's try_to_wake_up in that case too: io_wait - blkio_delay was
+      22.5 ms with 26.2 ms of waking-to-wakeup, and 0.2-0.3 ms in runs
+      with no remote wake-up. And since 6.12 (EEVDF's delayed dequeue) a
+      sleep that starts while its task stays queued is not counted at all
+      (0.5x-7x of ours, once 4,360 s for 70 ms of reads). The VM suite
+      checks io_wait against delay accounting on Debian's 6.1, where its
+      ticks are exact.
+    io_wait against ftrace in eight runs: -667 us of 221.9 ms, -371 of
+    172.8, -34 of 22.4, -99 of 15.8, -80 of 9.9, +70 of 27.3, +60 of 18.3,
+    -30 of 49.9: at most 0.22 us a sleep (the two probes on a tracepoint
+    run one after the other; ftrace's text timestamps are whole us)."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        reader = subprocess.Popen(["python3", "-c", DIRECT_READER, loop.dev, "3000"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert reader.stdout.readline().startswith("READY")
+        tool = Tool("-T", "syscall", "-p", str(reader.pid), "--json")
+        trace = SchedTrace(reader.pid)
+        requests = diskstats(loop.name)[0]
+        reader.stdin.write("go\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline().startswith("DONE")
+        sleeps = trace.uninterruptible_sleeps()
+        requests = diskstats(loop.name)[0] - requests
+        reader.stdin.write("quit\n")
+        reader.stdin.close()
+        reader.wait(timeout=30)
+        rc, out, err = tool.wait(timeout=30)
+        assert rc == 0, err
     rep = json.loads(out.splitlines()[-1])
     check_report(rep)
     b, parts = calls(rep, "read")
@@ -224,26 +255,16 @@ def io_wait_agrees_with_delay_accounting():
     assert b["count"] == 3000, b
     left = {o["op"]: o["pipe"] for o in rep["left_out_by_op"]}
     assert left["read"] == 1, rep["left_out_by_op"]
-    io_ns, tick_ns = parts["io_wait"]["sum_ns"], 1e9 / hz
-    requests = disk_after[0] - disk_before[0]
-    disk_ns = disk_after[1] - disk_before[1]
-    print(f"    io_wait {io_ns / 1e6:.1f} ms; delay accounting {ticks * tick_ns / 1e6:.0f} ms "
-          f"({ticks} ticks); the disk's read time {disk_ns / 1e6:.0f} ms over "
-          f"{requests} requests", flush=True)
     assert requests == 3000, requests
-    if delayacct_is_exact():
-        assert ticks > 0, "no block I/O delay accounted"
-        assert abs(io_ns - ticks * tick_ns) <= 2 * tick_ns, (io_ns, ticks)
-        return
-    # A reader sleeps about as long as its request is in the disk: io_wait
-    # over the disk's time measured 0.96-1.09 on 6.18 with the machine busy
-    # (the disk's clock can be a plug's cached time, so the two intervals
-    # are not strictly nested). 20% and diskstats' 1 ms truncation of slack;
-    # the kernel's delay accounting there has been off by up to 4,360 s.
-    assert io_ns <= 1.2 * disk_ns + 1e6, (io_ns, disk_ns)
-    # The rest of the disk's time the reader is on CPU submitting, or
-    # preempted there on a busy machine (runqueue).
-    assert io_ns + parts["runqueue"]["sum_ns"] >= 0.5 * disk_ns, (io_ns, disk_ns, parts)
+    io_ns = parts["io_wait"]["sum_ns"]
+    slept_ns = sum(woken - out for out, woken in sleeps)
+    print(f"    io_wait {io_ns / 1e6:.2f} ms; ftrace: {len(sleeps)} D sleeps, "
+          f"{slept_ns / 1e6:.2f} ms", flush=True)
+    # A read whose request completes before its thread sleeps does not
+    # sleep: at most one sleep a read. The loop device's worker thread has
+    # to run first, so most do (2,991 to 3,000 of 3,000 measured).
+    assert 1500 <= len(sleeps) <= 3000, len(sleeps)
+    assert abs(io_ns - slept_ns) <= 1000 * len(sleeps), (io_ns, slept_ns, len(sleeps))
 
 
 @test

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The test of the tests (make selftest, in make check; root, ~15 s).
+
+1. A real integration test made to fail on purpose (IOSTACKBREAK_TEST_FAIL)
+   once its cgroup, loop device, workloads and tool are live: the test
+   fails, the runner goes on to the next test, and tests/leftovers.py finds
+   no process, BPF program or link, loop device, mount or cgroup left.
+2. The leftover check is not blind: a suite that leaves a process, a loop
+   device and an iosb-* cgroup behind fails it, each one named."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LEFTOVERS = os.path.join(HERE, "leftovers.py")
+FAILING = "cgroup_selects_only_the_process_inside_it"
+NEXT = "a_full_breakdown_map_counts_what_it_drops"  # runs after it in run.py's order
+
+
+def suite(name, *cmd, env=None):
+    p = subprocess.run([LEFTOVERS, "--host", name, "--", *cmd], capture_output=True, text=True,
+                       timeout=600, env=env)
+    out = p.stdout + p.stderr
+    print("\n".join("    " + line for line in out.splitlines()), flush=True)
+    return p.returncode, out
+
+
+def failed_test_leaves_nothing():
+    env = dict(os.environ, IOSTACKBREAK_TEST_FAIL=FAILING)
+    rc, out = suite("failing-test", os.path.join(HERE, "integration", "run.py"), FAILING, NEXT,
+                    env=env)
+    fail = [line for line in out.splitlines() if "AssertionError: IOSTACKBREAK_TEST_FAIL:" in line]
+    assert fail, "the test did not fail on purpose"
+    # It failed with all of its kinds of things live (and BPF loaded).
+    for live in ("cgroup ", "loop device /dev/loop", "iowork", "iostackbreak"):
+        assert live in fail[0], f"not live when the test failed: {live!r}: {fail[0]}"
+    assert " 0 BPF programs" not in fail[0], fail[0]
+    assert f"FAIL {FAILING}:" in out, "no FAIL line"
+    # The runner went on: the next test ran (its own result is its own).
+    assert f"PASS {NEXT}" in out or f"FAIL {NEXT}:" in out, "the runner did not go on"
+    tally = re.search(r"^(\d+) passed, (\d+) failed, 0 skipped$", out, re.M)
+    assert tally and int(tally[1]) + int(tally[2]) == 2, "not two tests run"
+    assert "== failing-test:" in out and "nothing left behind" in out, "leftovers found"
+    assert rc == 1, f"exit status {rc}, not the failed test's 1"
+
+
+def leftovers_are_found():
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        img = os.path.join(tmp, "leak.img")
+        with open(img, "wb") as f:
+            f.truncate(1 << 20)
+        cgroup = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") \
+            else "/sys/fs/cgroup"
+        group = os.path.join(cgroup, f"iosb-selftest-{os.getpid()}")
+        leak = (f"setsid sleep 300 </dev/null >/dev/null 2>&1 & "
+                f"mkdir {group} && losetup -f --show {img}")
+        rc, out = suite("leaky-suite", "sh", "-c", leak)
+        dev = [w for w in out.split() if w.startswith("/dev/loop")]
+        try:
+            assert rc == 1, f"a leaky suite exited {rc}"
+            assert "still running: setsid sleep 300" in out or \
+                "still running: sleep 300" in out, "the process not found"
+            assert dev and f"loop device {dev[0]} " in out, "the loop device not found"
+            assert f"cgroup {group} still there" in out, "the cgroup not found"
+        finally:
+            for d in dev[:1]:
+                subprocess.run(["losetup", "-d", d])
+            if os.path.isdir(group):
+                os.rmdir(group)
+
+
+def main():
+    if os.geteuid():
+        print("selftest: needs root (loop devices, cgroups, BPF): run it as root", file=sys.stderr)
+        return 1
+    failed = 0
+    for fn in (failed_test_leaves_nothing, leftovers_are_found):
+        try:
+            fn()
+            print(f"PASS {fn.__name__}", flush=True)
+        except AssertionError as e:
+            failed += 1
+            print(f"FAIL {fn.__name__}: {e}", flush=True)
+    print(f"{2 - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
