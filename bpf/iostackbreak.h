@@ -10,7 +10,7 @@
 
 /* Layers and operations come from the table of cells (cells.def). */
 enum layer {
-#define LAYER(id, name, nests) id,
+#define LAYER(id, name, kind, nests, module, help) id,
 #include "cells.def"
 	NR_LAYERS,
 };
@@ -141,7 +141,8 @@ struct breakdown_cell {
  * outermost traced layer. A part is the self time on CPU of a layer that
  * times threads (the index is the layer's), or time off CPU by kind.
  */
-#define NR_CALL_LAYERS LAYER_BLK /* the layers of threads: syscall .. btrfs */
+#define NR_CALL_LAYERS LAYER_BLK /* the layers of threads: all but blk, the last */
+_Static_assert(LAYER_BLK == NR_LAYERS - 1, "cells.def: blk must be the last layer");
 enum part {
 	PART_IO_WAIT = NR_CALL_LAYERS, /* asleep in io_schedule (task->in_iowait) */
 	PART_BLOCKED,		       /* any other sleep: locks, wait queues */

@@ -40,10 +40,12 @@ enum long_only_keys {
 	OPT_ALL_FDS,
 };
 
-static const char doc[] =
-    "Break the latency of I/O down by layer of the storage stack: system call,\n"
-    "VFS, file system (ext4, xfs, btrfs) and block layer.\n"
-    "\n"
+/* The help's text around the options: the layers' part comes from cells.def. */
+static const char doc_intro[] =
+    "Break the latency of I/O down by layer of the storage stack: %s,\n"
+    "%s, file system (%s) and %s.\n"
+    "\n";
+static const char doc_examples[] =
     "EXAMPLES:\n"
     "  iostackbreak                      # all layers, one report at Ctrl-C\n"
     "  iostackbreak 1 10                 # all layers, ten 1-second reports\n"
@@ -61,17 +63,42 @@ static const char doc[] =
     "  iostackbreak --slower=10ms        # every call of 10 ms or more, as it ends\n"
     "  iostackbreak --file=/var/lib/db/base.dat -p 4242  # one file's I/O\n"
     "  iostackbreak --trace=io.json --slower=1ms -- ./load  # a Perfetto timeline\n"
-    "\n"
-    "Layers: syscall, vfs, ext4, xfs, btrfs, blk (also \"all\"). Note: unlike\n"
+    "\n";
+static const char doc_layers[] =
+    "Layers: %s (also \"all\"). Note: unlike\n"
     "bcc tools, -T selects layers here; it does not print timestamps.\n"
     "\n"
     "OPTIONS:";
 
-static const struct argp_option options[] = {
-	{ "type", 'T', "LAYERS", 0,
-	  "Layers to trace, a comma list of syscall, vfs, ext4, xfs, btrfs, blk "
-	  "(default: all)",
-	  0 },
+/* Every layer's name, "syscall, vfs, ..., blk". */
+static const char *layer_names_list(void)
+{
+	static char list[256];
+
+	if (!list[0])
+		layers_join(list, sizeof(list), ALL_LAYER_KINDS, false);
+	return list;
+}
+
+/* The help's text, made once. */
+static const char *help_doc(void)
+{
+	static char doc[sizeof(doc_intro) + sizeof(doc_examples) + sizeof(doc_layers) + 512];
+	char fs[128];
+	int n;
+
+	if (doc[0])
+		return doc;
+	layers_join(fs, sizeof(fs), 1U << LAYER_KIND_FS, true);
+	n = snprintf(doc, sizeof(doc), doc_intro, layer_help(LAYER_SYSCALL), layer_help(LAYER_VFS),
+		     fs, layer_help(LAYER_BLK));
+	n += snprintf(doc + n, sizeof(doc) - (size_t)n, "%s", doc_examples);
+	snprintf(doc + n, sizeof(doc) - (size_t)n, doc_layers, layer_names_list());
+	return doc;
+}
+
+static struct argp_option options[] = {
+	{ "type", 'T', "LAYERS", 0, NULL /* type_help(), at parse time */, 0 },
 	{ "pid", 'p', "PID[,PID...]", 0, "Trace only these processes (thread group ids, up to 16)",
 	  0 },
 	{ "children", 'f', NULL, 0,
@@ -322,9 +349,20 @@ static int parse_listen(struct config *cfg, const char *arg)
 	return 0;
 }
 
-static const struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
-				  doc,	   NULL,      NULL,
-				  NULL };
+static struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
+			    NULL,    NULL,	NULL,
+			    NULL };
+
+/* The help of -T, with the layers of cells.def. */
+static const char *type_help(void)
+{
+	static char help[320];
+
+	if (!help[0])
+		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s (default: all)",
+			 layer_names_list());
+	return help;
+}
 
 /*
  * Options that hold one value: a second one would silently replace the
@@ -396,9 +434,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'T':
 		if (parse_layer_list(arg, &layers, bad, sizeof(bad)))
 			return fail(cfg,
-				    "unknown layer '%s' in -T %s; known layers: "
-				    "syscall, vfs, ext4, xfs, btrfs, blk",
-				    bad, arg);
+				    "unknown layer '%s' in -T %s; known layers: %s", bad, arg,
+				    layer_names_list());
 		/* -T syscall -T blk is -T syscall,blk. */
 		cfg->layers = cfg->layers_given ? cfg->layers | layers : layers;
 		cfg->layers_given = true;
@@ -659,6 +696,8 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	int own_argc = argc, err;
 
 	memset(cfg, 0, sizeof(*cfg));
+	argp.doc = help_doc();
+	options[0].doc = type_help();
 	cfg->layers = ALL_LAYERS;
 	cfg->split_calls = true;
 	cfg->offcpu = true;

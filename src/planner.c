@@ -188,7 +188,7 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 		why_add(cp,
 			"%s is not registered in this kernel (module not loaded? "
 			"modprobe %s or mount one)",
-			layer_name(layer), layer_name(layer));
+			layer_name(layer), layer_module(layer) ? layer_module(layer) : layer_name(layer));
 		return;
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -236,7 +236,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	char why[200] = "";
 	/* Who submitted a request is known where it starts, not at issue. */
 	/* So is whose call a request belongs to, for the parts of calls. */
-	bool split_calls = cfg->split_calls && (cfg->layers & ((1U << LAYER_BLK) - 1));
+	bool split_calls = cfg->split_calls && (cfg->layers & THREAD_LAYERS);
 	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
 			   cfg->comm || cfg->cgroup || cfg->per_process;
 
