@@ -181,6 +181,19 @@ Test(planner, debian61_xfs_loaded)
 	cr_assert_eq(plan_nr_traced(&plan), 4);
 }
 
+Test(planner, debian61_f2fs_loaded)
+{
+	build(FAKE_DEBIAN61, "f2fs", ATTACH_AUTO);
+	fake_add_fs(&fk, "f2fs");
+	replan();
+	expect_cell(LAYER_F2FS, FSOP_READ, SRC_FENTRY, T("f2fs_file_read_iter"), NULL);
+	expect_cell(LAYER_F2FS, FSOP_WRITE, SRC_FENTRY, T("f2fs_file_write_iter"), NULL);
+	expect_cell(LAYER_F2FS, FSOP_OPEN, SRC_FENTRY, T("f2fs_file_open"), NULL);
+	expect_cell(LAYER_F2FS, FSOP_FSYNC, SRC_FENTRY, T("f2fs_sync_file"), NULL);
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
+	cr_assert_eq(plan_nr_traced(&plan), 4);
+}
+
 /* Candidates the kernel lacks are dropped, the others kept in order. */
 Test(planner, missing_candidates_dropped)
 {
@@ -425,8 +438,8 @@ Test(planner, failed_layers)
 		  LAYER(LAYER_VFS) | LAYER(LAYER_BTRFS) },
 		{ FAKE_TRACEPOINTS, "syscall,blk", ATTACH_AUTO, 0 },
 		{ FAKE_TRACEPOINTS, "all", ATTACH_AUTO,
-		  LAYER(LAYER_VFS) | LAYER(LAYER_XFS) | LAYER(LAYER_BTRFS) },
-		{ FAKE_DEBIAN61, "all", ATTACH_AUTO, LAYER(LAYER_XFS) },
+		  LAYER(LAYER_VFS) | LAYER(LAYER_XFS) | LAYER(LAYER_BTRFS) | LAYER(LAYER_F2FS) },
+		{ FAKE_DEBIAN61, "all", ATTACH_AUTO, LAYER(LAYER_XFS) | LAYER(LAYER_F2FS) },
 		{ FAKE_DEBIAN61, "vfs,ext4", ATTACH_TRACEPOINT, LAYER(LAYER_VFS) },
 		{ FAKE_KPROBES, "vfs", ATTACH_FENTRY, LAYER(LAYER_VFS) },
 		{ FAKE_KPROBES, "vfs", ATTACH_AUTO, 0 },
