@@ -29,6 +29,22 @@ enum blk_op {
 	NR_BLK_OPS,
 };
 
+/*
+ * How a program attaches. One enum for every side: the method --attach
+ * forces, the one the planner picks for each cell and target, the program
+ * table's, and how a BPF program reaches its function's arguments.
+ */
+enum attach_method {
+	METHOD_NONE,	   /* a cell not traced; --attach=auto: none forced */
+	METHOD_TRACEPOINT, /* classic tracepoint: syscalls:*, ext4:* */
+	METHOD_TP_BTF,	   /* BTF-typed raw tracepoint; --attach=raw forces it
+			    * for the raw syscall pair (raw_tp without BTF) */
+	METHOD_RAW_TP,	   /* raw tracepoint */
+	METHOD_FENTRY,	   /* fentry/fexit */
+	METHOD_KPROBE,	   /* kprobe/kretprobe */
+	NR_METHODS,
+};
+
 /* The stride of the cell index: room for the ops of any layer. */
 #define NR_OPS 5
 _Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS, "NR_OPS too small");

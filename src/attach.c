@@ -47,7 +47,7 @@ static void load_pair(const struct prog_ref *r)
 /* The pair of a cell's target i for a method: the table has every one the
  * planner can choose. */
 static const struct prog_ref *target_pair(const struct tracer *t, const struct cell_plan *cp,
-					  unsigned int i, enum prog_method method)
+					  unsigned int i, enum attach_method method)
 {
 	return progtab_target(&t->progs, cp->target_ids[i], method);
 }
@@ -56,7 +56,7 @@ static const struct prog_ref *blk_prog(const struct tracer *t, const struct cell
 				       unsigned int i)
 {
 	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]),
-			   source_method(cp->src));
+			   cp->src);
 }
 
 /* Points a fentry/fexit pair at its function. */
@@ -77,7 +77,7 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
 {
-	enum prog_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
+	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 	struct bpf_program *p;
 
 	bpf_object__for_each_program (p, t->skel->obj)
@@ -94,20 +94,21 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 				char fn[128];
 
 				switch (cp->src) {
-				case SRC_NONE:
+				case METHOD_NONE:
+				case NR_METHODS:
 					break;
-				case SRC_TRACEPOINT:
+				case METHOD_TRACEPOINT:
 					load_pair(target_pair(t, cp, i, METHOD_TRACEPOINT));
 					break;
-				case SRC_TP_BTF:
-				case SRC_RAW_TP:
+				case METHOD_TP_BTF:
+				case METHOD_RAW_TP:
 					if (layer == LAYER_SYSCALL)
 						load_pair(progtab_role(&t->progs, ROLE_RAW_SYSCALLS,
-								       source_method(cp->src)));
+								       cp->src));
 					else
 						load_pair(blk_prog(t, cp, i));
 					break;
-				case SRC_FENTRY:
+				case METHOD_FENTRY:
 					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
 					if (bind_fentry(target_pair(t, cp, i, METHOD_FENTRY), fn,
 							err, errsz))
@@ -117,7 +118,7 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 					if (plan->kprobe_fallback)
 						load_pair(target_pair(t, cp, i, METHOD_KPROBE));
 					break;
-				case SRC_KPROBE:
+				case METHOD_KPROBE:
 					load_pair(target_pair(t, cp, i, METHOD_KPROBE));
 					break;
 				}
@@ -187,14 +188,14 @@ static int attach_fn_target(struct tracer *t, const struct plan *plan, unsigned 
 	int err = 0;
 
 	target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
-	if (cp->tgt_src[i] == SRC_FENTRY) {
+	if (cp->tgt_src[i] == METHOD_FENTRY) {
 		err = attach_pair(t, bpf_program__attach(fe->exit), entry_plain, fe->entry, fn);
 		if (!err)
 			return 0;
 		note_failure(cp, "fentry", fn, err);
 		if (!plan->kprobe_fallback)
 			return err;
-		cp->tgt_src[i] = SRC_KPROBE;
+		cp->tgt_src[i] = METHOD_KPROBE;
 	}
 	err = attach_pair(t, attach_kprobe(kp->exit, true, fn), entry_kprobe, kp->entry, fn);
 	if (err)
@@ -211,19 +212,19 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 
 	for (unsigned int i = 0; i < cp->nr_targets; i++) {
 		switch (cp->src) {
-		case SRC_TRACEPOINT:
+		case METHOD_TRACEPOINT:
 			tp = target_pair(t, cp, i, METHOD_TRACEPOINT);
 			err = attach_pair(t, bpf_program__attach(tp->exit), entry_plain, tp->entry,
 					  NULL);
 			if (err)
 				note_failure(cp, "tracepoint", cp->targets[i], err);
 			break;
-		case SRC_FENTRY:
-		case SRC_KPROBE:
+		case METHOD_FENTRY:
+		case METHOD_KPROBE:
 			err = attach_fn_target(t, plan, layer, cp, i);
 			break;
-		case SRC_TP_BTF:
-		case SRC_RAW_TP:
+		case METHOD_TP_BTF:
+		case METHOD_RAW_TP:
 			err = 0; /* the raw syscall pair, attached once for all cells */
 			break;
 		default:
@@ -232,7 +233,7 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 		ok += !err;
 	}
 	if (!ok)
-		cp->src = SRC_NONE;
+		cp->src = METHOD_NONE;
 	return 0;
 }
 
@@ -333,37 +334,37 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 
 		if (!l || keep_link(t, l)) {
 			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s): %s", tp,
-				 source_name(cp->src), strerror(errno));
+				 method_name(cp->src), strerror(errno));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* The source of the syscall cells when they use the raw pair, else SRC_NONE. */
-static enum source raw_syscall_source(const struct plan *plan)
+/* The source of the syscall cells when they use the raw pair, else METHOD_NONE. */
+static enum attach_method raw_syscall_source(const struct plan *plan)
 {
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		enum source src = plan->cells[LAYER_SYSCALL][op].src;
+		enum attach_method src = plan->cells[LAYER_SYSCALL][op].src;
 
-		if (src == SRC_TP_BTF || src == SRC_RAW_TP)
+		if (src == METHOD_TP_BTF || src == METHOD_RAW_TP)
 			return src;
 	}
-	return SRC_NONE;
+	return METHOD_NONE;
 }
 
 /* The raw sys_enter/sys_exit pair, once for every syscall cell. */
 static int attach_raw_syscalls(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
 {
-	enum source src = raw_syscall_source(plan);
-	const struct prog_ref *r = progtab_role(&t->progs, ROLE_RAW_SYSCALLS, source_method(src));
+	enum attach_method src = raw_syscall_source(plan);
+	const struct prog_ref *r = progtab_role(&t->progs, ROLE_RAW_SYSCALLS, src);
 	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
 
 	if (ret)
 		snprintf(err, errsz,
 			 "cannot attach to the raw syscall tracepoints sys_enter/sys_exit (%s): "
 			 "%s; try --attach=tracepoint",
-			 source_name(src), strerror(-ret));
+			 method_name(src), strerror(-ret));
 	return ret;
 }
 
@@ -373,7 +374,7 @@ static void set_syscall_numbers(struct tracer *t, const struct plan *plan)
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		const struct cell_plan *cp = &plan->cells[LAYER_SYSCALL][op];
 
-		if (cp->src != SRC_TP_BTF && cp->src != SRC_RAW_TP)
+		if (cp->src != METHOD_TP_BTF && cp->src != METHOD_RAW_TP)
 			continue;
 		for (unsigned int i = 0; i < cp->nr_targets; i++) {
 			int nr = cell_targets[cp->target_ids[i]].nr;
@@ -444,7 +445,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 			 char *err, size_t errsz)
 {
 	bool offcpu;
-	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 	int ret;
 
 	t->skel = iostackbreak_bpf__open();
@@ -526,7 +527,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs, char *err,
 		 size_t errsz)
 {
-	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 	long slots = forced_hash_slots(err, errsz);
 
 	memset(t, 0, sizeof(*t));
@@ -560,13 +561,13 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 		return -1;
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;
-	if (raw_syscall_source(plan) != SRC_NONE && attach_raw_syscalls(t, plan, err, errsz))
+	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (layer == LAYER_BLK)
 			continue;
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
-			if (plan->cells[layer][op].src != SRC_NONE)
+			if (plan->cells[layer][op].src != METHOD_NONE)
 				attach_cell(t, plan, layer, &plan->cells[layer][op]);
 	}
 	return 0;

@@ -52,7 +52,7 @@ struct tracer_knobs {
 
 /*
  * Loads and attaches per plan. Cells whose targets all fail to attach are
- * marked SRC_NONE with the reason; a target that fell back from fentry to
+ * marked METHOD_NONE with the reason; a target that fell back from fentry to
  * kprobe says so. Returns 0, or -1 with one line in err.
  */
 int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs, char *err,

@@ -150,7 +150,7 @@ static unsigned int process_layer(const struct report *r)
 	if (r->root_layer >= 0)
 		return (unsigned int)r->root_layer;
 	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
-		if (r->plan->cells[l][0].src != SRC_NONE)
+		if (r->plan->cells[l][0].src != METHOD_NONE)
 			return l;
 	return LAYER_SYSCALL;
 }
@@ -232,7 +232,7 @@ static void model_build(struct model *m, const struct report *r)
 			const struct cell_hist *c = &r->cells[l][o];
 			struct row *row;
 
-			if (r->plan->cells[l][o].src == SRC_NONE)
+			if (r->plan->cells[l][o].src == METHOD_NONE)
 				continue;
 			row = &m->rows[m->nr_rows++];
 			*row = (struct row){ .layer = l, .op = o, .count = c->count };

@@ -12,6 +12,8 @@
 #include "opts.h"
 #include "quote.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 const char *argp_program_version = "iostackbreak " IOSTACKBREAK_VERSION;
 
 enum long_only_keys {
@@ -159,10 +161,7 @@ static struct argp_option options[] = {
 	{ "microseconds", 'u', NULL, 0, "Print times in microseconds", 0 },
 	{ "json", OPT_JSON, NULL, 0,
 	  "One JSON object per report, one per line (times in nanoseconds)", 0 },
-	{ "attach", OPT_ATTACH, "METHOD", 0,
-	  "auto (default), fentry, kprobe, tracepoint or raw (the raw syscall "
-	  "tracepoints): force an attach method for the cells that offer it",
-	  0 },
+	{ "attach", OPT_ATTACH, "METHOD", 0, NULL /* attach_help(), at parse time */, 0 },
 	{ "plan", OPT_PLAN, NULL, 0,
 	  "Attach, print for every layer and operation the source used and why "
 	  "others were rejected, then exit",
@@ -352,6 +351,49 @@ static int parse_listen(struct config *cfg, const char *arg)
 static struct argp argp = { options, parse_opt, "[interval [count]] [-- COMMAND [ARGS...]]",
 			    NULL,    NULL,	NULL,
 			    NULL };
+
+/*
+ * The words of --attach, the edge where a method gets its user's name: the
+ * rest of the program speaks enum attach_method. "raw" forces the raw
+ * syscall pair, tp_btf (raw_tp on a kernel without BTF).
+ */
+static const struct {
+	const char *word;
+	enum attach_method method;
+} attach_words[] = {
+	{ "auto", METHOD_NONE },	     { "fentry", METHOD_FENTRY },
+	{ "kprobe", METHOD_KPROBE },	     { "tracepoint", METHOD_TRACEPOINT },
+	{ "raw", METHOD_TP_BTF },
+};
+
+/* "auto, fentry, kprobe, tracepoint or raw", "(default)" after the first. */
+static const char *attach_list(bool with_default)
+{
+	static char lists[2][128];
+	char *list = lists[with_default];
+	size_t n = 0, last = ARRAY_SIZE(attach_words) - 1;
+
+	if (list[0])
+		return list;
+	for (size_t i = 0; i <= last; i++)
+		n += (size_t)snprintf(list + n, sizeof(lists[0]) - n, "%s%s%s",
+				      i == 0 ? "" : i == last ? " or " : ", ", attach_words[i].word,
+				      i == 0 && with_default ? " (default)" : "");
+	return list;
+}
+
+/* The help of --attach, with its words. */
+static const char *attach_help(void)
+{
+	static char help[256];
+
+	if (!help[0])
+		snprintf(help, sizeof(help),
+			 "%s (the raw syscall tracepoints): force an attach method for the "
+			 "cells that offer it",
+			 attach_list(true));
+	return help;
+}
 
 /* The help of -T, with the layers of cells.def. */
 static const char *type_help(void)
@@ -556,22 +598,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->json = true;
 		break;
 	case OPT_ATTACH:
-		if (!strcmp(arg, "auto"))
-			cfg->attach = ATTACH_AUTO;
-		else if (!strcmp(arg, "fentry"))
-			cfg->attach = ATTACH_FENTRY;
-		else if (!strcmp(arg, "kprobe"))
-			cfg->attach = ATTACH_KPROBE;
-		else if (!strcmp(arg, "tracepoint"))
-			cfg->attach = ATTACH_TRACEPOINT;
-		else if (!strcmp(arg, "raw"))
-			cfg->attach = ATTACH_RAW;
-		else
-			return fail(cfg,
-				    "unknown attach method '%s': use auto, fentry, "
-				    "kprobe, tracepoint or raw",
-				    arg);
-		break;
+		for (unsigned int i = 0; i < ARRAY_SIZE(attach_words); i++) {
+			if (!strcmp(arg, attach_words[i].word)) {
+				cfg->attach = attach_words[i].method;
+				return 0;
+			}
+		}
+		return fail(cfg, "unknown attach method '%s': use %s", arg, attach_list(false));
 	case OPT_PLAN:
 		cfg->plan_only = true;
 		break;
@@ -698,6 +731,9 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	argp.doc = help_doc();
 	options[0].doc = type_help();
+	for (struct argp_option *o = options; o->name; o++)
+		if (o->key == OPT_ATTACH)
+			o->doc = attach_help();
 	cfg->layers = ALL_LAYERS;
 	cfg->split_calls = true;
 	cfg->offcpu = true;
@@ -801,9 +837,10 @@ const char *unit_name(enum unit unit)
 	}
 }
 
-const char *attach_mode_name(enum attach_mode mode)
+const char *attach_name(enum attach_method method)
 {
-	static const char *const names[] = { "auto", "fentry", "kprobe", "tracepoint", "raw" };
-
-	return names[mode];
+	for (unsigned int i = 0; i < ARRAY_SIZE(attach_words); i++)
+		if (attach_words[i].method == method)
+			return attach_words[i].word;
+	return "?";
 }

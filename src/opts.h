@@ -4,6 +4,8 @@
 #define OPTS_H
 
 #include <stdbool.h>
+#include <linux/types.h>
+#include "iostackbreak.h"
 
 #define IOSTACKBREAK_VERSION "0.1"
 
@@ -16,13 +18,6 @@ enum unit {
 	UNIT_MS,
 };
 
-enum attach_mode {
-	ATTACH_AUTO,
-	ATTACH_FENTRY,
-	ATTACH_KPROBE,
-	ATTACH_TRACEPOINT,
-	ATTACH_RAW, /* the raw syscall tracepoints (tp_btf, raw_tp) */
-};
 
 struct config {
 	unsigned int layers; /* bit mask of enum layer */
@@ -49,7 +44,7 @@ struct config {
 	bool json;
 	bool plan_only; /* --plan: print the plan as attached, exit */
 	bool verbose;	/* -v: plan on stderr and libbpf's messages */
-	enum attach_mode attach;
+	enum attach_method attach; /* --attach: METHOD_NONE (auto) or the one forced */
 	unsigned int interval; /* seconds between reports; 0: one at the end */
 	unsigned int count;    /* number of interval reports; 0: until stopped */
 	char **command;	       /* -- COMMAND ARGS...: NULL-terminated */
@@ -87,6 +82,7 @@ struct config {
 int parse_options(int argc, char **argv, struct config *cfg);
 
 const char *unit_name(enum unit unit);
-const char *attach_mode_name(enum attach_mode mode);
+/* The word of --attach that forces a method ("auto" for METHOD_NONE). */
+const char *attach_name(enum attach_method method);
 
 #endif /* OPTS_H */

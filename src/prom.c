@@ -196,7 +196,7 @@ static bool traced(const struct report *r, unsigned int layer, unsigned int op)
 {
 	const struct cell_plan *cp = &r->plan->cells[layer][op];
 
-	return cp->wanted && cp->src != SRC_NONE;
+	return cp->wanted && cp->src != METHOD_NONE;
 }
 
 /* Every traced cell, empty ones too: a series that exists from the first
@@ -357,7 +357,7 @@ static void put_skipped(FILE *out, const struct report *r)
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_plan *cp = &r->plan->cells[layer][op];
 
-			if (!cp->wanted || cp->src != SRC_NONE)
+			if (!cp->wanted || cp->src != METHOD_NONE)
 				continue;
 			cell_labels(&l, layer, op);
 			label(&l, "reason", cp->why);

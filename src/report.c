@@ -47,7 +47,7 @@ void report_skipped_text(FILE *out, const struct plan *plan)
 			const struct cell_plan *cp = &plan->cells[layer][op];
 			unsigned int u;
 
-			if (!cp->wanted || cp->src != SRC_NONE)
+			if (!cp->wanted || cp->src != METHOD_NONE)
 				continue;
 			for (u = first; u < n && strcmp(units[u].why, cp->why); u++)
 				;
@@ -127,7 +127,7 @@ bool report_leaves_out(const struct report *r, unsigned int layer)
 	if (r->all_fds || layer >= NR_LEFT_OUT_LAYERS)
 		return false;
 	for (unsigned int op = 0; op < NR_FS_OPS; op++)
-		if (r->plan->cells[layer][op].src != SRC_NONE)
+		if (r->plan->cells[layer][op].src != METHOD_NONE)
 			return true;
 	return false;
 }
@@ -252,9 +252,9 @@ bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part
 	if (part >= NR_CALL_LAYERS)
 		return offcpu;
 	if (op >= 0 && op < NR_FS_OPS)
-		return plan->cells[part][op].src != SRC_NONE;
+		return plan->cells[part][op].src != METHOD_NONE;
 	for (op = 0; op < NR_FS_OPS; op++)
-		if (plan->cells[part][op].src != SRC_NONE)
+		if (plan->cells[part][op].src != METHOD_NONE)
 			return true;
 	return false;
 }

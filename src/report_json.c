@@ -125,7 +125,7 @@ static void json_cell(struct sink *s, const struct report *r, unsigned int layer
 	struct json_state *js = s->state;
 	json_object *skip;
 
-	if (cp->src == SRC_NONE) {
+	if (cp->src == METHOD_NONE) {
 		skip = json_object_new_object();
 		json_object_object_add(skip, "layer", json_object_new_string(layer_name(layer)));
 		json_object_object_add(skip, "op", json_object_new_string(op_name(layer, op)));
@@ -266,7 +266,7 @@ static void json_left_out(json_object *root, const struct report *r)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 			json_object *o;
 
-			if (r->plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == METHOD_NONE)
 				continue;
 			o = json_object_new_object();
 			json_object_object_add(o, "layer", json_object_new_string(layer_name(layer)));

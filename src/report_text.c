@@ -93,7 +93,7 @@ static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit
  */
 static bool errors_column(const struct report *r)
 {
-	return r->plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	return r->plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 }
 
 static void print_errors(FILE *out, const struct report *r, unsigned int layer,
@@ -250,7 +250,7 @@ static void text_cell(struct sink *s, const struct report *r, unsigned int layer
 {
 	const struct cell_hist *c = &r->cells[layer][op];
 
-	if (r->plan->cells[layer][op].src == SRC_NONE || (!c->count && !c->errors))
+	if (r->plan->cells[layer][op].src == METHOD_NONE || (!c->count && !c->errors))
 		return;
 	fprintf(s->out, "\n%s %s: %llu %s", layer_name(layer), op_name(layer, op),
 		(unsigned long long)c->count,
@@ -277,7 +277,7 @@ static void text_cells_end(struct sink *s, const struct report *r)
 			const struct cell_hist *c = &r->cells[layer][op];
 			char st[6][32];
 
-			if (r->plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == METHOD_NONE)
 				continue;
 			fmt_stats(st, c, s->unit);
 			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s",
@@ -407,7 +407,7 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 		unsigned int n = 0;
 
 		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-			if (r->plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == METHOD_NONE)
 				continue;
 			n++;
 			t += (size_t)snprintf(traced + t, sizeof(traced) - t, "%s%s", t ? ", " : "",

@@ -91,12 +91,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue; /* not asked for */
 			cp->wanted = true;
 			if (how == 1) {
-				cp->src = SRC_NONE;
+				cp->src = METHOD_NONE;
 				take_str(&in, cp->why, sizeof(cp->why));
 				skipped++;
 				continue;
 			}
-			cp->src = SRC_TP_BTF;
+			cp->src = METHOD_TP_BTF;
 			cp->nr_targets = 1;
 			cp->targets[0] = "fuzz";
 			traced++;

@@ -87,7 +87,7 @@ Test(breakdown, top_keeps_the_busiest_rows_per_cell)
 	const char *text;
 
 	plan.cells[LAYER_SYSCALL][FSOP_READ] =
-	    (struct cell_plan){ .wanted = true, .src = SRC_TRACEPOINT };
+	    (struct cell_plan){ .wanted = true, .src = METHOD_TRACEPOINT };
 	plan.cells[LAYER_SYSCALL][FSOP_WRITE] = plan.cells[LAYER_SYSCALL][FSOP_READ];
 	r.plan = &plan;
 	r.breakdowns = &set;

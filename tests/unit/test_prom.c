@@ -21,11 +21,11 @@ static void make_plan(void)
 {
 	memset(&plan, 0, sizeof(plan));
 	plan.cells[LAYER_SYSCALL][FSOP_READ].wanted = true;
-	plan.cells[LAYER_SYSCALL][FSOP_READ].src = SRC_TRACEPOINT;
+	plan.cells[LAYER_SYSCALL][FSOP_READ].src = METHOD_TRACEPOINT;
 	plan.cells[LAYER_SYSCALL][FSOP_WRITE].wanted = true;
-	plan.cells[LAYER_SYSCALL][FSOP_WRITE].src = SRC_TRACEPOINT;
+	plan.cells[LAYER_SYSCALL][FSOP_WRITE].src = METHOD_TRACEPOINT;
 	plan.cells[LAYER_BLK][BLKOP_READ].wanted = true;
-	plan.cells[LAYER_BLK][BLKOP_READ].src = SRC_TP_BTF;
+	plan.cells[LAYER_BLK][BLKOP_READ].src = METHOD_TP_BTF;
 	plan.cells[LAYER_VFS][FSOP_READ].wanted = true;
 	snprintf(plan.cells[LAYER_VFS][FSOP_READ].why, sizeof(plan.cells[0][0].why), "%s", WHY);
 }

@@ -20,7 +20,7 @@
 static struct plan plan;
 static struct report rep;
 
-static void trace(unsigned int layer, unsigned int op, enum source src, const char *target)
+static void trace(unsigned int layer, unsigned int op, enum attach_method src, const char *target)
 {
 	struct cell_plan *cp = &plan.cells[layer][op];
 
@@ -36,7 +36,7 @@ static void skip(unsigned int layer, unsigned int op, const char *why)
 	struct cell_plan *cp = &plan.cells[layer][op];
 
 	cp->wanted = true;
-	cp->src = SRC_NONE;
+	cp->src = METHOD_NONE;
 	snprintf(cp->why, sizeof(cp->why), "%s", why);
 }
 
@@ -49,15 +49,15 @@ static void make_plan(void)
 {
 	memset(&plan, 0, sizeof(plan));
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		trace(LAYER_SYSCALL, op, SRC_TRACEPOINT, op_name(LAYER_SYSCALL, op));
+		trace(LAYER_SYSCALL, op, METHOD_TRACEPOINT, op_name(LAYER_SYSCALL, op));
 		skip(LAYER_VFS, op, WHY_VFS);
 		if (op == FSOP_FSYNC)
-			trace(LAYER_EXT4, op, SRC_TRACEPOINT, "ext4_sync_file");
+			trace(LAYER_EXT4, op, METHOD_TRACEPOINT, "ext4_sync_file");
 		else
 			skip(LAYER_EXT4, op, WHY_EXT4);
 	}
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
-		trace(LAYER_BLK, op, SRC_TP_BTF, "block_rq_issue");
+		trace(LAYER_BLK, op, METHOD_TP_BTF, "block_rq_issue");
 }
 
 static void fill(struct cell_hist *c, uint64_t seed, size_t n, uint64_t lo, uint64_t hi)
@@ -219,7 +219,7 @@ static void check_summary(const char *text, enum unit unit)
 				"count", "avg", "p50", "p90", "p99", "max", "total"
 			};
 
-			if (plan.cells[l][op].src == SRC_NONE) {
+			if (plan.cells[l][op].src == METHOD_NONE) {
 				cr_assert_null(line, "%s %s is not traced but has a line",
 					       layer_name(l), op_name(l, op));
 				continue;
@@ -273,7 +273,7 @@ static void check_histograms(const char *text)
 						: (c->count == 1 ? "call" : "calls"),
 				 failed);
 			p = strstr(text, head);
-			if (plan.cells[l][op].src != SRC_NONE && !c->count && c->errors) {
+			if (plan.cells[l][op].src != METHOD_NONE && !c->count && c->errors) {
 				/* Only failures: the line says so, no histogram. */
 				cr_assert_not_null(p, "no line for %s %s's failures", layer_name(l),
 						   op_name(l, op));
@@ -282,7 +282,7 @@ static void check_histograms(const char *text)
 					  layer_name(l), op_name(l, op));
 				continue;
 			}
-			if (plan.cells[l][op].src == SRC_NONE || !c->count) {
+			if (plan.cells[l][op].src == METHOD_NONE || !c->count) {
 				cr_assert_null(p, "%s %s: unexpected histogram", layer_name(l),
 					       op_name(l, op));
 				continue;
@@ -541,7 +541,7 @@ Test(report, json_matches_cells)
 
 			if (!cp->wanted)
 				continue;
-			if (cp->src != SRC_NONE) {
+			if (cp->src != METHOD_NONE) {
 				cr_assert_lt(ci, json_object_array_length(cells),
 					     "cells too short");
 				check_json_cell(json_object_array_get_idx(cells, ci++), l, op);
@@ -604,7 +604,7 @@ Test(report, skipped_layers_sharing_a_reason_share_a_line)
 	make_plan();
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		plan.cells[LAYER_XFS][op].wanted = true;
-		plan.cells[LAYER_XFS][op].src = SRC_NONE;
+		plan.cells[LAYER_XFS][op].src = METHOD_NONE;
 		snprintf(plan.cells[LAYER_XFS][op].why, sizeof(plan.cells[0][0].why), "%s",
 			 WHY_VFS);
 	}
@@ -623,7 +623,7 @@ Test(report, skipped_nothing)
 	cr_assert_str_eq(text, "", "nothing wanted, nothing skipped");
 	free(text);
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
-		trace(LAYER_BLK, op, SRC_TP_BTF, "block_rq_issue");
+		trace(LAYER_BLK, op, METHOD_TP_BTF, "block_rq_issue");
 	text = render_skipped();
 	cr_assert_str_eq(text, "", "all traced, nothing skipped");
 	free(text);
@@ -637,7 +637,7 @@ Test(report, skipped_from_planner)
 	char *text;
 
 	fake_kernel_init(&fk, FAKE_TRACEPOINTS);
-	unit_config(&cfg, "vfs,ext4", ATTACH_AUTO);
+	unit_config(&cfg, "vfs,ext4", METHOD_NONE);
 	plan_build(&fk.caps, &cfg, &plan);
 	text = render_skipped();
 	/* Both layers lack fentry and kprobes for the same reason: one line. */
