@@ -55,8 +55,7 @@ static const struct prog_ref *target_pair(const struct tracer *t, const struct c
 static const struct prog_ref *blk_prog(const struct tracer *t, const struct cell_plan *cp,
 				       unsigned int i)
 {
-	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]),
-			   cp->src);
+	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]), cp->src);
 }
 
 /* Points a fentry/fexit pair at its function. */
@@ -256,12 +255,12 @@ static int parent_of(int pid)
 }
 
 /* Is pid a descendant of one of the traced tgids (at any depth)? */
-static bool descends_from(int pid, const struct tracer_knobs *knobs)
+static bool descends_from(int pid, const struct targets *tg)
 {
 	for (int depth = 0; pid > 1 && depth < 64; depth++) {
 		pid = parent_of(pid);
-		for (unsigned int i = 0; i < knobs->nr_tgids; i++)
-			if (pid == knobs->tgids[i])
+		for (unsigned int i = 0; i < tg->nr_tgids; i++)
+			if (pid == tg->tgids[i])
 				return true;
 	}
 	return false;
@@ -272,7 +271,7 @@ static bool descends_from(int pid, const struct tracer_knobs *knobs)
  * that a child forked from now on is added by the kernel; then, for -p
  * --children, the descendants that exist already are added from /proc.
  */
-static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, bool btf, char *err,
+static int attach_follow(struct tracer *t, const struct targets *tg, bool seed, bool btf, char *err,
 			 size_t errsz)
 {
 	const struct prog_ref *r =
@@ -289,7 +288,7 @@ static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, boo
 			 btf ? "tp_btf" : "raw_tp", strerror(-ret));
 		return -1;
 	}
-	if (!knobs->seed_children)
+	if (!seed)
 		return 0;
 	proc = opendir("/proc");
 	if (!proc) {
@@ -299,7 +298,7 @@ static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, boo
 	while ((d = readdir(proc))) {
 		__u32 pid = (__u32)strtoul(d->d_name, NULL, 10);
 
-		if (pid && descends_from((int)pid, knobs))
+		if (pid && descends_from((int)pid, tg))
 			bpf_map__update_elem(t->skel->maps.followed, &pid, sizeof(pid), &one,
 					     sizeof(one), BPF_NOEXIST);
 	}
@@ -368,48 +367,6 @@ static int attach_raw_syscalls(struct tracer *t, const struct plan *plan, char *
 	return ret;
 }
 
-/* Which cell each traced syscall number belongs to, for the raw pair. */
-static void set_syscall_numbers(struct tracer *t, const struct plan *plan)
-{
-	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		const struct cell_plan *cp = &plan->cells[LAYER_SYSCALL][op];
-
-		if (cp->src != METHOD_TP_BTF && cp->src != METHOD_RAW_TP)
-			continue;
-		for (unsigned int i = 0; i < cp->nr_targets; i++) {
-			int nr = cell_targets[cp->target_ids[i]].nr;
-
-			if (nr >= 0 && nr < SYSNR_SLOTS) {
-				t->skel->rodata->sysnr_op[nr] = (__u8)(op + 1);
-				t->skel->rodata->sysnr_args[nr] =
-				    (__u8)cell_targets[cp->target_ids[i]].args;
-			}
-		}
-	}
-}
-
-_Static_assert(MAX_FILES <= MAX_FILE_FILTER, "--file takes more files than the kernel holds");
-
-/* Events (--slower, --trace) and the file filter (--file). */
-static void set_event_knobs(struct tracer *t, const struct tracer_knobs *knobs, bool calls)
-{
-	bool events = knobs->events && calls;
-
-	t->skel->rodata->events_on = events;
-	t->skel->rodata->trace_on = events && knobs->trace;
-	t->skel->rodata->full_path = events && knobs->full_path;
-	t->skel->rodata->slower_ns = knobs->slower_ns;
-	t->skel->rodata->want_args = events || knobs->nr_files;
-	t->skel->rodata->nr_files = knobs->nr_files;
-	for (unsigned int i = 0; i < knobs->nr_files && i < MAX_FILE_FILTER; i++)
-		t->skel->rodata->targ_files[i] = knobs->files[i];
-	if (events) {
-		bpf_map__set_max_entries(t->skel->maps.events, knobs->ring_bytes);
-	} else {
-		bpf_map__set_max_entries(t->skel->maps.call_blk, 1);
-	}
-}
-
 /*
  * IOSB_THREAD_SLOTS=N (tests): the start slots in the LRU hash with N
  * entries even where task storage works, so that the fallback, and what
@@ -440,12 +397,10 @@ static long forced_hash_slots(char *err, size_t errsz)
  * Opens and loads the object, start slots in task storage or in a hash (of
  * hash_slots entries; 0: MAX_THREADS).
  */
-static int open_and_load(struct tracer *t, const struct plan *plan,
-			 const struct tracer_knobs *knobs, bool task_storage, long hash_slots,
-			 char *err, size_t errsz)
+static int open_and_load(struct tracer *t, const struct plan *plan, const struct config *cfg,
+			 const struct targets *tg, bool task_storage, long hash_slots, char *err,
+			 size_t errsz)
 {
-	bool offcpu;
-	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 	int ret;
 
 	t->skel = iostackbreak_bpf__open();
@@ -453,63 +408,11 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;
 	}
-	for (unsigned int i = 0; i < knobs->nr_tgids && i < MAX_PID_FILTER; i++)
-		t->skel->rodata->targ_tgids[i] = (__u32)knobs->tgids[i];
-	t->skel->rodata->nr_targ_tgids = knobs->nr_tgids;
-	t->skel->rodata->targ_tid = (__u32)knobs->tid;
-	if (knobs->comm) {
-		t->skel->rodata->filter_comm = true;
-		strncpy((char *)t->skel->rodata->targ_comm, knobs->comm, COMM_LEN - 1);
-	}
-	t->skel->rodata->filter_cgroup = knobs->cgroup_fd >= 0;
-	t->skel->rodata->by_pid = knobs->by_pid;
-	t->skel->rodata->by_disk = knobs->by_disk;
-	t->skel->rodata->by_flags = knobs->by_flags;
-	t->skel->rodata->follow_children = knobs->follow_children;
-	t->skel->rodata->all_fds = knobs->all_fds;
-	t->root_layer = knobs->split_calls ? plan_root_layer(plan) : -1;
-	t->skel->rodata->split_calls = t->root_layer >= 0;
-	/* Calls are split, and sent as events, at the outermost layer traced. */
-	t->skel->rodata->root_layer = (__u32)plan_root_layer(plan);
-	offcpu = t->root_layer >= 0 && knobs->offcpu;
-	set_event_knobs(t, knobs, plan_root_layer(plan) >= 0);
-	if (t->root_layer < 0) {
-		bpf_map__set_max_entries(t->skel->maps.call_parts, 1);
-		bpf_map__set_max_entries(t->skel->maps.call_ops, 1);
-	}
-	if (!knobs->follow_children)
-		bpf_map__set_max_entries(t->skel->maps.followed, 1);
-	t->breaking_down = knobs->by_pid || knobs->by_disk || knobs->by_flags;
-	if (knobs->max_keys)
-		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, knobs->max_keys);
-	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
-	if (!t->breaking_down)
-		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, 1);
-	if (!blk)
-		bpf_map__set_max_entries(t->skel->maps.rq_starts, 1);
-	t->skel->rodata->filter_dev = knobs->filter_dev;
-	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
-	t->skel->rodata->blk_queued = knobs->queued;
-	t->skel->rodata->blk_origin_attached = blk && plan->blk_origin;
-	t->skel->rodata->blk_origin_sees_all =
-	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
-	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
-	t->skel->rodata->use_task_storage = task_storage;
-	if (task_storage || !plan_traces_threads(plan)) {
-		bpf_map__set_max_entries(t->skel->maps.thread_starts, 1);
-		bpf_map__set_max_entries(t->skel->maps.threads_seen, 1);
-	} else if (hash_slots) {
-		bpf_map__set_max_entries(t->skel->maps.thread_starts, (__u32)hash_slots);
-	}
-	if (!task_storage) {
-		/* A placeholder the dead task-storage branch can name on any kernel. */
-		bpf_map__set_type(t->skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
-		bpf_map__set_map_flags(t->skel->maps.task_starts, 0);
-		bpf_map__set_max_entries(t->skel->maps.task_starts, 1);
-	}
-	set_syscall_numbers(t, plan);
+	knobs_set(t->skel, cfg, tg, plan, task_storage, hash_slots);
+	t->breaking_down = cfg->per_process || cfg->per_disk || cfg->per_flags;
 	progtab_resolve(&t->progs, t->skel);
-	if (select_programs(t, plan, knobs->follow_children, offcpu, err, errsz))
+	if (select_programs(t, plan, knobs_follow_children(cfg),
+			    plan->split_layer >= 0 && cfg->offcpu, err, errsz))
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
 	if (ret) {
@@ -524,8 +427,8 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	return 0;
 }
 
-int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs, char *err,
-		 size_t errsz)
+int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
+		 const struct targets *tg, char *err, size_t errsz)
 {
 	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 	long slots = forced_hash_slots(err, errsz);
@@ -537,27 +440,29 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 	 * Only loading tells whether this kernel lets these program types use
 	 * task storage: try it, and load again with the hash if it refuses.
 	 */
-	if (open_and_load(t, plan, knobs, plan_traces_threads(plan) && !slots, slots, err, errsz)) {
+	t->plan = plan;
+	if (open_and_load(t, plan, cfg, tg, plan_traces_threads(plan) && !slots, slots, err,
+			  errsz)) {
 		if (!plan_traces_threads(plan))
 			return -1;
 		iostackbreak_bpf__destroy(t->skel);
 		t->skel = NULL;
-		if (open_and_load(t, plan, knobs, false, slots, err, errsz))
+		if (open_and_load(t, plan, cfg, tg, false, slots, err, errsz))
 			return -1;
 	}
-	if (knobs->cgroup_fd >= 0) {
+	if (tg->cgroup_fd >= 0) {
 		__u32 zero = 0;
 
 		if (bpf_map__update_elem(t->skel->maps.cgroup_filter, &zero, sizeof(zero),
-					 &knobs->cgroup_fd, sizeof(knobs->cgroup_fd), BPF_ANY)) {
+					 &tg->cgroup_fd, sizeof(tg->cgroup_fd), BPF_ANY)) {
 			snprintf(err, errsz, "cannot filter by cgroup: %s", strerror(errno));
 			return -1;
 		}
 	}
-	if (knobs->follow_children && attach_follow(t, knobs, plan->btf, err, errsz))
+	if (knobs_follow_children(cfg) &&
+	    attach_follow(t, tg, cfg->children, plan->btf, err, errsz))
 		return -1;
-	if (t->skel->rodata->split_calls && knobs->offcpu &&
-	    attach_offcpu(t, plan->btf, err, errsz))
+	if (plan->split_layer >= 0 && cfg->offcpu && attach_offcpu(t, plan->btf, err, errsz))
 		return -1;
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;

@@ -24,15 +24,16 @@ static const struct {
 #define KIND_AT(packed, layer) ((unsigned int)((packed) >> (4 * (layer))) & 15)
 enum {
 	LAYER_KINDS_PACKED = 0
-#define LAYER(id, name, kind, nests, module, help) | ((unsigned long long)LAYER_KIND_##kind << (4 * id))
+#define LAYER(id, name, kind, nests, module, help)                                                 \
+	| ((unsigned long long)LAYER_KIND_##kind << (4 * id))
 #include "cells.def"
 };
 _Static_assert(NR_LAYERS <= 16 && NR_LAYER_KINDS <= 16, "layer kinds are packed 4 bits each");
 #define LAYER(id, name, kind, nests, module, help)                                                 \
-	_Static_assert(id == 0 || KIND_AT(LAYER_KINDS_PACKED, id) >=                               \
-					KIND_AT(LAYER_KINDS_PACKED, id - 1),                       \
-		       "cells.def: layer " #name " comes after a layer deeper in the stack");          \
-	_Static_assert(LAYER_KIND_##kind != LAYER_KIND_BLK || id == NR_LAYERS - 1,                \
+	_Static_assert(id == 0 ||                                                                  \
+			   KIND_AT(LAYER_KINDS_PACKED, id) >= KIND_AT(LAYER_KINDS_PACKED, id - 1), \
+		       "cells.def: layer " #name " comes after a layer deeper in the stack");      \
+	_Static_assert(LAYER_KIND_##kind != LAYER_KIND_BLK || id == NR_LAYERS - 1,                 \
 		       "cells.def: blk must be the last layer");
 #include "cells.def"
 

@@ -43,10 +43,9 @@ enum long_only_keys {
 };
 
 /* The help's text around the options: the layers' part comes from cells.def. */
-static const char doc_intro[] =
-    "Break the latency of I/O down by layer of the storage stack: %s,\n"
-    "%s, file system (%s) and %s.\n"
-    "\n";
+static const char doc_intro[] = "Break the latency of I/O down by layer of the storage stack: %s,\n"
+				"%s, file system (%s) and %s.\n"
+				"\n";
 static const char doc_examples[] =
     "EXAMPLES:\n"
     "  iostackbreak                      # all layers, one report at Ctrl-C\n"
@@ -361,8 +360,8 @@ static const struct {
 	const char *word;
 	enum attach_method method;
 } attach_words[] = {
-	{ "auto", METHOD_NONE },	     { "fentry", METHOD_FENTRY },
-	{ "kprobe", METHOD_KPROBE },	     { "tracepoint", METHOD_TRACEPOINT },
+	{ "auto", METHOD_NONE },     { "fentry", METHOD_FENTRY },
+	{ "kprobe", METHOD_KPROBE }, { "tracepoint", METHOD_TRACEPOINT },
 	{ "raw", METHOD_TP_BTF },
 };
 
@@ -377,7 +376,10 @@ static const char *attach_list(bool with_default)
 		return list;
 	for (size_t i = 0; i <= last; i++)
 		n += (size_t)snprintf(list + n, sizeof(lists[0]) - n, "%s%s%s",
-				      i == 0 ? "" : i == last ? " or " : ", ", attach_words[i].word,
+				      i == 0	  ? ""
+				      : i == last ? " or "
+						  : ", ",
+				      attach_words[i].word,
 				      i == 0 && with_default ? " (default)" : "");
 	return list;
 }
@@ -475,8 +477,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'T':
 		if (parse_layer_list(arg, &layers, bad, sizeof(bad)))
-			return fail(cfg,
-				    "unknown layer '%s' in -T %s; known layers: %s", bad, arg,
+			return fail(cfg, "unknown layer '%s' in -T %s; known layers: %s", bad, arg,
 				    layer_names_list());
 		/* -T syscall -T blk is -T syscall,blk. */
 		cfg->layers = cfg->layers_given ? cfg->layers | layers : layers;

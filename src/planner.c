@@ -66,7 +66,8 @@ static enum target_kind source_target_kind(unsigned int layer, enum attach_metho
 }
 
 /* Is this target there for this source on this kernel? */
-static bool target_exists(const struct kcaps *caps, const struct cell_target *t, enum attach_method src)
+static bool target_exists(const struct kcaps *caps, const struct cell_target *t,
+			  enum attach_method src)
 {
 	char name[128], enter[96], exit_[96];
 
@@ -88,7 +89,7 @@ static bool target_exists(const struct kcaps *caps, const struct cell_target *t,
 		snprintf(name, sizeof(name), "%s", t->name);
 	}
 	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, name)
-				 : caps->func_in_kallsyms(caps->ctx, name);
+				    : caps->func_in_kallsyms(caps->ctx, name);
 }
 
 /* Fills targets with the candidates the kernel has for a source. */
@@ -182,7 +183,8 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 		why_add(cp,
 			"%s is not registered in this kernel (module not loaded? "
 			"modprobe %s or mount one)",
-			layer_name(layer), layer_module(layer) ? layer_module(layer) : layer_name(layer));
+			layer_name(layer),
+			layer_module(layer) ? layer_module(layer) : layer_name(layer));
 		return;
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -285,6 +287,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	}
 }
 
+static int plan_root_layer(const struct plan *plan);
+
 void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -304,6 +308,8 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			plan_fn_cell(caps, cfg, layer, op, &plan->cells[layer][op]);
 	}
+	plan->root_layer = plan_root_layer(plan);
+	plan->split_layer = cfg->split_calls ? plan->root_layer : -1;
 }
 
 unsigned int plan_failed_layers(const struct plan *plan, const struct config *cfg)
@@ -389,14 +395,15 @@ void plan_print(const struct plan *plan, FILE *out)
 					fprintf(out, "(%s)", method_name(cp->tgt_src[i]));
 			}
 			if (cp->why[0])
-				fprintf(out, "%s%s %s", cp->nr_targets ? "  " : "",
-					cp->src == METHOD_NONE ? "skipped:" : "passed over:", cp->why);
+				fprintf(
+				    out, "%s%s %s", cp->nr_targets ? "  " : "",
+				    cp->src == METHOD_NONE ? "skipped:" : "passed over:", cp->why);
 			fputc('\n', out);
 		}
 	}
 }
 
-int plan_root_layer(const struct plan *plan)
+static int plan_root_layer(const struct plan *plan)
 {
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)

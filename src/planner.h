@@ -36,13 +36,13 @@ struct kcaps {
 #define MAX_TARGETS 8
 
 struct cell_plan {
-	bool wanted;	 /* its layer was asked for */
+	bool wanted;		/* its layer was asked for */
 	enum attach_method src; /* METHOD_NONE: not traced */
 	unsigned int nr_targets;
-	const char *targets[MAX_TARGETS];	/* syscall, function or tracepoint names */
-	unsigned short target_ids[MAX_TARGETS]; /* index in cell_targets (not blk) */
-	enum attach_method tgt_src[MAX_TARGETS];	/* per target: may fall back at attach */
-	char why[400];				/* sources passed over, and why */
+	const char *targets[MAX_TARGETS];	 /* syscall, function or tracepoint names */
+	unsigned short target_ids[MAX_TARGETS];	 /* index in cell_targets (not blk) */
+	enum attach_method tgt_src[MAX_TARGETS]; /* per target: may fall back at attach */
+	char why[400];				 /* sources passed over, and why */
 };
 
 struct plan {
@@ -54,6 +54,14 @@ struct plan {
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 	bool btf;		    /* tp_btf programs can load (else raw_tp) */
+	/*
+	 * The root layer, decided here once: the outermost layer of threads
+	 * with a traced cell (-1: none), whose calls are sent as events; and
+	 * the same layer when its calls are split into parts, else -1
+	 * (--no-parts).
+	 */
+	int root_layer;
+	int split_layer;
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */
@@ -67,10 +75,6 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 
 /* Does any traced cell time calls of threads (every layer but blk)? */
 bool plan_traces_threads(const struct plan *plan);
-
-/* The outermost layer of threads with a traced cell (its calls are the ones
- * split into parts), or -1. */
-int plan_root_layer(const struct plan *plan);
 
 /* Number of traced cells. */
 unsigned int plan_nr_traced(const struct plan *plan);

@@ -13,7 +13,9 @@
 #define PROG(name) offsetof(struct iostackbreak_bpf, progs.name)
 
 #define BY_METHOD(tp, fentry, kprobe)                                                              \
-	{ [METHOD_TRACEPOINT] = tp, [METHOD_FENTRY] = fentry, [METHOD_KPROBE] = kprobe }
+	{                                                                                          \
+		[METHOD_TRACEPOINT] = tp, [METHOD_FENTRY] = fentry, [METHOD_KPROBE] = kprobe       \
+	}
 static const struct target_progs {
 	size_t entry[NR_METHODS], exit[NR_METHODS];
 } target_progs[NR_CELL_TARGETS] = {

@@ -171,19 +171,19 @@ static void breakdown_labels(struct labels *l, const struct report *r,
 	char buf[64];
 
 	cell_labels(l, layer, op);
-	if (r->by_pid) {
+	if (r->per_process) {
 		snprintf(buf, sizeof(buf), "%u", e->key.tgid);
 		label(l, "pid", buf);
 		label(l, "comm", e->comm);
 	}
-	if (r->by_disk && layer == LAYER_BLK) {
+	if (r->per_disk && layer == LAYER_BLK) {
 		if (r->disk_name)
 			r->disk_name(e->key.dev, buf, sizeof(buf));
 		else
 			format_kdev(e->key.dev, buf, sizeof(buf));
 		label(l, "disk", buf);
 	}
-	if (r->by_flags && layer == LAYER_BLK) {
+	if (r->per_flags && layer == LAYER_BLK) {
 		if (e->key.flags)
 			rq_flags_string(e->key.flags, buf, sizeof(buf));
 		else

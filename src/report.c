@@ -89,9 +89,9 @@ bool report_layer_broken_down(const struct report *r, unsigned int layer)
 {
 	if (!r->breakdowns)
 		return false;
-	if (r->by_pid)
+	if (r->per_process)
 		return true;
-	return layer == LAYER_BLK && (r->by_disk || r->by_flags);
+	return layer == LAYER_BLK && (r->per_disk || r->per_flags);
 }
 
 const char *drop_reason_name(unsigned int reason)
@@ -298,9 +298,9 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 			return -ENOMEM;
 		breakdown_sort_for_report(&r->own_breakdowns);
 		r->breakdowns = &r->own_breakdowns;
-		r->by_pid = cfg->per_process;
-		r->by_disk = cfg->per_disk;
-		r->by_flags = cfg->per_flags;
+		r->per_process = cfg->per_process;
+		r->per_disk = cfg->per_disk;
+		r->per_flags = cfg->per_flags;
 		r->top = cfg->top;
 		r->disk_name = disk_name;
 	}
@@ -308,7 +308,7 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
 		r->stats = &r->own_stats;
 	}
-	r->root_layer = cfg->split_calls ? plan_root_layer(plan) : -1;
+	r->root_layer = plan->split_layer;
 	r->offcpu = cfg->offcpu;
 	r->events = cfg->slower || cfg->trace;
 	r->part_hists = cfg->part_hists;
@@ -351,7 +351,7 @@ void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, 
 
 	if (filter_dev)
 		note_gone(r, filter_dev, filter_name, present);
-	if (!r->by_disk)
+	if (!r->per_disk)
 		return;
 	/* Keys repeat a disk per op, process and flags: ask sysfs once each. */
 	for (size_t i = 0; i < seen->n; i++) {

@@ -35,7 +35,7 @@ struct report {
 	bool verdict;	/* text and JSON: the verdict line first (src/verdict.h) */
 	const char *disk; /* -d: the disk's name, or NULL */
 	/* Breakdowns (-P, -D, -F): entries in report order, or none. */
-	bool by_pid, by_disk, by_flags;
+	bool per_process, per_disk, per_flags;
 	const struct breakdown_set *breakdowns;
 	unsigned int top; /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;

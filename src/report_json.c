@@ -51,11 +51,11 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
 	json_object *o = cell_json(layer, op, &e->cell);
 
-	if (r->by_pid) {
+	if (r->per_process) {
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 	}
-	if (r->by_disk && layer == LAYER_BLK) {
+	if (r->per_disk && layer == LAYER_BLK) {
 		char name[32], dev[32];
 
 		format_kdev(e->key.dev, dev, sizeof(dev));
@@ -66,7 +66,7 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 		json_object_object_add(o, "disk", json_object_new_string(name));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
-	if (r->by_flags && layer == LAYER_BLK) {
+	if (r->per_flags && layer == LAYER_BLK) {
 		json_object *flags = json_object_new_array();
 
 		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
@@ -178,7 +178,7 @@ static json_object *calls_json(const struct report *r, unsigned int op, uint64_t
 static void json_calls(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
-	json_object *all = json_object_new_array(), *by_pid;
+	json_object *all = json_object_new_array(), *procs;
 	struct cell_hist parts[NR_PARTS];
 
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
@@ -190,9 +190,9 @@ static void json_calls(struct sink *s, const struct report *r)
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
-	if (!r->breakdowns || !r->by_pid)
+	if (!r->breakdowns || !r->per_process)
 		return;
-	by_pid = json_object_new_array();
+	procs = json_object_new_array();
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int op;
@@ -204,9 +204,9 @@ static void json_calls(struct sink *s, const struct report *r)
 		o = calls_json(r, op, e->cell.count, e->cell.sum_ns, parts);
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
-		json_object_array_add(by_pid, o);
+		json_object_array_add(procs, o);
 	}
-	json_object_object_add(js->root, "breakdown_by_process", by_pid);
+	json_object_object_add(js->root, "breakdown_by_process", procs);
 }
 
 static void json_stats(struct sink *s, const struct report *r)

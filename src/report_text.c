@@ -147,11 +147,11 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 	unsigned int shown = 0, cell = ~0U;
 
 	fprintf(out, "\n%-8s %-7s", "LAYER", "OP");
-	if (r->by_pid)
+	if (r->per_process)
 		fprintf(out, " %8s %-16s", "PID", "COMM");
-	if (r->by_disk)
+	if (r->per_disk)
 		fprintf(out, " %-12s", "DISK");
-	if (r->by_flags)
+	if (r->per_flags)
 		fprintf(out, " %-20s", "FLAGS");
 	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s", "COUNT", "AVG", "P50", "P90", "P99",
 		"MAX", "TOTAL");
@@ -168,12 +168,12 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 			continue;
 		fmt_stats(st, &e->cell, unit);
 		fprintf(out, "%-8s %-7s", layer_name(layer), op_name(layer, op));
-		if (r->by_pid) {
+		if (r->per_process) {
 			char comm[4 * COMM_LEN + 1];
 
 			fprintf(out, " %8u %-16s", e->key.tgid, shown_comm(e, comm, sizeof(comm)));
 		}
-		if (r->by_disk) {
+		if (r->per_disk) {
 			char disk[32];
 
 			if (layer != LAYER_BLK)
@@ -184,7 +184,7 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 				format_kdev(e->key.dev, disk, sizeof(disk));
 			fprintf(out, " %-12s", disk);
 		}
-		if (r->by_flags) {
+		if (r->per_flags) {
 			char flags[64];
 
 			rq_flags_string(layer == LAYER_BLK ? e->key.flags : 0, flags,
@@ -485,7 +485,7 @@ static void text_calls(struct sink *s, const struct report *r)
 	}
 	if (!any)
 		fprintf(out, "(no calls)\n");
-	if (r->breakdowns && r->by_pid)
+	if (r->breakdowns && r->per_process)
 		text_process_calls(s, r);
 }
 

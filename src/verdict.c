@@ -104,7 +104,7 @@ static void waited_disk(const struct report *r, char *buf, size_t sz)
 		return;
 	}
 	buf[0] = '\0';
-	if (!r->breakdowns || !r->by_disk)
+	if (!r->breakdowns || !r->per_disk)
 		return;
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];

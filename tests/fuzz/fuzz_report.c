@@ -103,10 +103,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			take_cell(&in, &r.cells[l][op], l == LAYER_BLK);
 		}
 	}
-	r.by_pid = take_u8(&in) & 1;
-	r.by_disk = take_u8(&in) & 1;
-	r.by_flags = take_u8(&in) & 1;
-	n_keys = (r.by_pid || r.by_disk || r.by_flags) ? take_u8(&in) % 24 : 0;
+	r.per_process = take_u8(&in) & 1;
+	r.per_disk = take_u8(&in) & 1;
+	r.per_flags = take_u8(&in) & 1;
+	n_keys = (r.per_process || r.per_disk || r.per_flags) ? take_u8(&in) % 24 : 0;
 	for (unsigned int i = 0; i < n_keys; i++) {
 		struct breakdown_entry *e = &entries[i];
 		unsigned int l = take_u8(&in) % NR_LAYERS;
@@ -145,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(o, "JSON does not parse: %s", json);
 	FUZZ_CHECK(json_object_object_get_ex(o, "cells", &cells), "no cells: %s", json);
 	objects = (unsigned int)json_object_array_length(cells);
-	if (!r.by_pid && !r.by_disk && !r.by_flags)
+	if (!r.per_process && !r.per_disk && !r.per_flags)
 		FUZZ_CHECK(objects == traced, "%u cells for %u traced: %s", objects, traced, json);
 	json_object_put(o);
 	free(json);

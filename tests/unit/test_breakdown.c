@@ -91,7 +91,7 @@ Test(breakdown, top_keeps_the_busiest_rows_per_cell)
 	plan.cells[LAYER_SYSCALL][FSOP_WRITE] = plan.cells[LAYER_SYSCALL][FSOP_READ];
 	r.plan = &plan;
 	r.breakdowns = &set;
-	r.by_pid = true;
+	r.per_process = true;
 	r.top = 2;
 	breakdown_sort_for_report(&set);
 	sink_text_open(&sink, membuf_open(&m), UNIT_NS);

@@ -94,7 +94,7 @@ static void add_breakdowns(void)
 	key(&entries[5], blk, 0, "kworker/u4:2", KDEV_MAKE(8, 0), 0, 1, 2000000);
 	set.n = 6;
 	rep.breakdowns = &set;
-	rep.by_pid = rep.by_disk = rep.by_flags = true;
+	rep.per_process = rep.per_disk = rep.per_flags = true;
 	rep.disk_name = namer;
 }
 

@@ -703,7 +703,7 @@ Test(report, gone_disks_are_named_once)
 {
 	struct breakdown_entry v[4] = { 0 };
 	struct breakdown_set seen = { .v = v, .n = 4 };
-	struct report r = { .by_disk = true };
+	struct report r = { .per_disk = true };
 
 	for (unsigned int i = 0; i < 4; i++) {
 		v[i].key.cell_idx = CELL_INDEX(LAYER_BLK, i % 2 ? BLKOP_READ : BLKOP_WRITE);
