@@ -18,7 +18,6 @@ enum unit {
 	UNIT_MS,
 };
 
-
 struct config {
 	unsigned int layers; /* bit mask of enum layer */
 	bool layers_given;   /* -T was given: untraceable layers are errors */
@@ -42,21 +41,21 @@ struct config {
 	bool queued;	       /* -Q */
 	enum unit unit;
 	bool json;
-	bool plan_only; /* --plan: print the plan as attached, exit */
-	bool verbose;	/* -v: plan on stderr and libbpf's messages */
+	bool plan_only;		   /* --plan: print the plan as attached, exit */
+	bool verbose;		   /* -v: plan on stderr and libbpf's messages */
 	enum attach_method attach; /* --attach: METHOD_NONE (auto) or the one forced */
-	unsigned int interval; /* seconds between reports; 0: one at the end */
-	unsigned int count;    /* number of interval reports; 0: until stopped */
-	char **command;	       /* -- COMMAND ARGS...: NULL-terminated */
-	bool children;	       /* -f: -p's processes' descendants too */
-	bool no_children;      /* --no-children: the command's process alone */
-	bool split_calls;      /* where each call's time goes (off with --no-parts) */
-	bool offcpu;	       /* its off-CPU parts (off with --no-offcpu) */
-	bool part_hists;       /* -B: a histogram per part in text */
-	bool all_fds;	       /* --all-fds: count calls on pipes, sockets, ... too */
-	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
-	char errmsg[256];      /* why parsing failed */
-	unsigned int given;    /* parsing only: single-value options seen (a bit each) */
+	unsigned int interval;	   /* seconds between reports; 0: one at the end */
+	unsigned int count;	   /* number of interval reports; 0: until stopped */
+	char **command;		   /* -- COMMAND ARGS...: NULL-terminated */
+	bool children;		   /* -f: -p's processes' descendants too */
+	bool no_children;	   /* --no-children: the command's process alone */
+	bool split_calls;	   /* where each call's time goes (off with --no-parts) */
+	bool offcpu;		   /* its off-CPU parts (off with --no-offcpu) */
+	bool part_hists;	   /* -B: a histogram per part in text */
+	bool all_fds;		   /* --all-fds: count calls on pipes, sockets, ... too */
+	bool help_shown;	   /* --help/--usage/--version printed; exit 0 */
+	char errmsg[256];	   /* why parsing failed */
+	unsigned long long given;  /* parsing only: options seen (a bit per option) */
 
 	/* Exporter mode (src/metrics.c): counters since start, until stopped. */
 	bool prometheus;	/* --prometheus: serve GET /metrics */
