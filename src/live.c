@@ -159,8 +159,8 @@ static void model_keys(struct model *m, const struct report *r)
 {
 	m->key_layer[GROUP_PROCESSES] = process_layer(r);
 	m->key_layer[GROUP_DISKS] = LAYER_BLK;
-	m->have[GROUP_PROCESSES] = r->breakdowns && r->per_process;
-	m->have[GROUP_DISKS] = r->breakdowns && r->per_disk;
+	m->have[GROUP_PROCESSES] = r->breakdowns && r->cfg->per_process;
+	m->have[GROUP_DISKS] = r->breakdowns && r->cfg->per_disk;
 	for (size_t i = 0; r->breakdowns && i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int layer = CELL_LAYER(e->key.cell_idx);
@@ -169,9 +169,9 @@ static void model_keys(struct model *m, const struct report *r)
 
 		if (report_is_process_calls(e) || layer >= NR_LAYERS || !e->cell.count)
 			continue;
-		if (r->per_process && layer == m->key_layer[GROUP_PROCESSES])
+		if (r->cfg->per_process && layer == m->key_layer[GROUP_PROCESSES])
 			g = GROUP_PROCESSES;
-		else if (r->per_disk && layer == LAYER_BLK)
+		else if (r->cfg->per_disk && layer == LAYER_BLK)
 			g = GROUP_DISKS;
 		else
 			continue;

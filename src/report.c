@@ -89,9 +89,9 @@ bool report_layer_broken_down(const struct report *r, unsigned int layer)
 {
 	if (!r->breakdowns)
 		return false;
-	if (r->per_process)
+	if (r->cfg->per_process)
 		return true;
-	return layer == LAYER_BLK && (r->per_disk || r->per_flags);
+	return layer == LAYER_BLK && (r->cfg->per_disk || r->cfg->per_flags);
 }
 
 const char *drop_reason_name(unsigned int reason)
@@ -261,7 +261,7 @@ bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part
 
 bool report_has_part(const struct report *r, int op, unsigned int part)
 {
-	if (part_traced(r->plan, r->offcpu, op, part))
+	if (part_traced(r->plan, r->cfg->offcpu, op, part))
 		return true;
 	return part < NR_CALL_LAYERS && op >= 0 && op < NR_FS_OPS && r->parts[op][part].sum_ns;
 }
@@ -278,9 +278,7 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	clock_gettime(CLOCK_REALTIME, &r->wall);
 	r->interval_s = secs;
 	r->plan = plan;
-	r->timestamp = cfg->timestamp;
-	r->verdict = !cfg->no_verdict;
-	r->disk = cfg->disk;
+	r->cfg = cfg;
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
 		r->drops[i] = cur->drops[i] - prev->drops[i];
 		r->dropped += r->drops[i];
@@ -298,10 +296,6 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 			return -ENOMEM;
 		breakdown_sort_for_report(&r->own_breakdowns);
 		r->breakdowns = &r->own_breakdowns;
-		r->per_process = cfg->per_process;
-		r->per_disk = cfg->per_disk;
-		r->per_flags = cfg->per_flags;
-		r->top = cfg->top;
 		r->disk_name = disk_name;
 	}
 	if (cfg->stats) {
@@ -309,9 +303,6 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		r->stats = &r->own_stats;
 	}
 	r->root_layer = plan->split_layer;
-	r->offcpu = cfg->offcpu;
-	r->events = cfg->slower || cfg->trace;
-	r->part_hists = cfg->part_hists;
 	if (r->root_layer >= 0)
 		calls_diff(r, cur, prev);
 	return 0;
@@ -351,7 +342,7 @@ void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, 
 
 	if (filter_dev)
 		note_gone(r, filter_dev, filter_name, present);
-	if (!r->per_disk)
+	if (!r->cfg->per_disk)
 		return;
 	/* Keys repeat a disk per op, process and flags: ask sysfs once each. */
 	for (size_t i = 0; i < seen->n; i++) {

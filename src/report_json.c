@@ -51,11 +51,11 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
 	json_object *o = cell_json(layer, op, &e->cell);
 
-	if (r->per_process) {
+	if (r->cfg->per_process) {
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 	}
-	if (r->per_disk && layer == LAYER_BLK) {
+	if (r->cfg->per_disk && layer == LAYER_BLK) {
 		char name[32], dev[32];
 
 		format_kdev(e->key.dev, dev, sizeof(dev));
@@ -66,7 +66,7 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 		json_object_object_add(o, "disk", json_object_new_string(name));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
-	if (r->per_flags && layer == LAYER_BLK) {
+	if (r->cfg->per_flags && layer == LAYER_BLK) {
 		json_object *flags = json_object_new_array();
 
 		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
@@ -111,7 +111,7 @@ static void json_begin(struct sink *s, const struct report *r)
 	format_iso8601(&r->wall, when, sizeof(when));
 	json_object_object_add(js->root, "time", json_object_new_string(when));
 	json_object_object_add(js->root, "interval_s", json_seconds(r->interval_s));
-	if (r->verdict) {
+	if (!r->cfg->no_verdict) {
 		char verdict[512];
 
 		report_verdict(r, verdict, sizeof(verdict));
@@ -190,7 +190,7 @@ static void json_calls(struct sink *s, const struct report *r)
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
-	if (!r->breakdowns || !r->per_process)
+	if (!r->breakdowns || !r->cfg->per_process)
 		return;
 	procs = json_object_new_array();
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
@@ -297,7 +297,7 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(drops, drop_reason_name(i),
 				       json_object_new_uint64(r->drops[i]));
 	json_object_object_add(js->root, "dropped_by_reason", drops);
-	if (r->events)
+	if (r->cfg->slower || r->cfg->trace) /* events: what the ring buffer lost */
 		json_object_object_add(js->root, "lost",
 				       json_object_new_uint64(r->drops[DROP_EVENT_LOST]));
 	if (r->nr_gone) {

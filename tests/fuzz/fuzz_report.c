@@ -66,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct plan plan;
 	static struct report r;
+	static struct config cfg;
 	static struct breakdown_entry entries[24];
 	struct fuzz_in in = { data, size };
 	unsigned int traced = 0, skipped = 0, rows = 0, objects, n_keys;
@@ -75,12 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&plan, 0, sizeof(plan));
 	memset(&r, 0, sizeof(r));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.no_verdict = true;
 	r.plan = &plan;
+	r.cfg = &cfg;
 	r.root_layer = -1;
 	r.interval_s = (double)take_u8(&in) / 7.0 + 0.001;
 	r.wall.tv_sec = (time_t)(take_u64(&in) % 4000000000ULL);
-	r.timestamp = take_u8(&in) & 1;
-	r.top = take_u8(&in) % 4;
+	cfg.timestamp = take_u8(&in) & 1;
+	cfg.top = take_u8(&in) % 4;
 	r.disk_name = take_u8(&in) & 1 ? disk_namer_fuzz : NULL;
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
@@ -103,10 +107,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			take_cell(&in, &r.cells[l][op], l == LAYER_BLK);
 		}
 	}
-	r.per_process = take_u8(&in) & 1;
-	r.per_disk = take_u8(&in) & 1;
-	r.per_flags = take_u8(&in) & 1;
-	n_keys = (r.per_process || r.per_disk || r.per_flags) ? take_u8(&in) % 24 : 0;
+	cfg.per_process = take_u8(&in) & 1;
+	cfg.per_disk = take_u8(&in) & 1;
+	cfg.per_flags = take_u8(&in) & 1;
+	n_keys = (cfg.per_process || cfg.per_disk || cfg.per_flags) ? take_u8(&in) % 24 : 0;
 	for (unsigned int i = 0; i < n_keys; i++) {
 		struct breakdown_entry *e = &entries[i];
 		unsigned int l = take_u8(&in) % NR_LAYERS;
@@ -145,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(o, "JSON does not parse: %s", json);
 	FUZZ_CHECK(json_object_object_get_ex(o, "cells", &cells), "no cells: %s", json);
 	objects = (unsigned int)json_object_array_length(cells);
-	if (!r.per_process && !r.per_disk && !r.per_flags)
+	if (!cfg.per_process && !cfg.per_disk && !cfg.per_flags)
 		FUZZ_CHECK(objects == traced, "%u cells for %u traced: %s", objects, traced, json);
 	json_object_put(o);
 	free(json);

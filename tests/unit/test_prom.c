@@ -13,6 +13,7 @@
 static const struct prom_meta meta = { "0.1", "6.18.0-test" };
 static struct plan plan;
 static struct report rep;
+static struct config rep_cfg; /* the options the report was made for */
 static struct breakdown_entry entries[6];
 static struct breakdown_set set = { entries, 0 };
 
@@ -42,6 +43,8 @@ static void make_report(void)
 
 	make_plan();
 	memset(&rep, 0, sizeof(rep));
+	memset(&rep_cfg, 0, sizeof(rep_cfg));
+	rep.cfg = &rep_cfg;
 	rep.plan = &plan;
 	rep.root_layer = -1; /* calls not split: parts_of_calls_sum_to_the_root below */
 	cell_from_samples(&rep.cells[LAYER_SYSCALL][FSOP_READ], reads, ARRAY_SIZE(reads));
@@ -94,7 +97,7 @@ static void add_breakdowns(void)
 	key(&entries[5], blk, 0, "kworker/u4:2", KDEV_MAKE(8, 0), 0, 1, 2000000);
 	set.n = 6;
 	rep.breakdowns = &set;
-	rep.per_process = rep.per_disk = rep.per_flags = true;
+	rep_cfg.per_process = rep_cfg.per_disk = rep_cfg.per_flags = true;
 	rep.disk_name = namer;
 }
 
@@ -388,7 +391,7 @@ Test(prom, top_keeps_the_busiest_keys_of_each_cell)
 
 	make_report();
 	add_breakdowns();
-	rep.top = 1;
+	rep_cfg.top = 1;
 	text = render();
 	/* syscall read had three keys, busiest first: only the first shows. */
 	cr_assert_not_null(strstr(text, "_count{layer=\"syscall\",op=\"read\",pid=\"4242\""));
@@ -431,7 +434,7 @@ Test(prom, parts_of_calls_sum_to_the_root)
 
 	make_report();
 	rep.root_layer = LAYER_SYSCALL;
-	rep.offcpu = true;
+	rep_cfg.offcpu = true;
 	rep.calls[FSOP_READ] = (struct call_totals){ .count = 3, .total_ns = 1500000000 };
 	rep.parts[FSOP_READ][LAYER_SYSCALL].sum_ns = 250000000;
 	rep.parts[FSOP_READ][PART_IO_WAIT].sum_ns = 1250000000;

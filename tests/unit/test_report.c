@@ -19,6 +19,7 @@
 
 static struct plan plan;
 static struct report rep;
+static struct config rep_cfg; /* the options the report was made for */
 
 static void trace(unsigned int layer, unsigned int op, enum attach_method src, const char *target)
 {
@@ -74,6 +75,9 @@ static void make_report(void)
 
 	make_plan();
 	memset(&rep, 0, sizeof(rep));
+	memset(&rep_cfg, 0, sizeof(rep_cfg));
+	rep_cfg.no_verdict = true; /* the verdict has tests of its own */
+	rep.cfg = &rep_cfg;
 	rep.root_layer = -1; /* calls not split: test_calls.c covers that */
 	rep.wall.tv_sec = WALL_SEC;
 	rep.wall.tv_nsec = WALL_NSEC;
@@ -387,7 +391,7 @@ Test(report, text_without_drops_and_with_timestamp)
 	make_report();
 	rep.dropped = 0;
 	memset(rep.drops, 0, sizeof(rep.drops));
-	rep.timestamp = true;
+	rep_cfg.timestamp = true;
 	rep.interval_s = 2.5;
 	text = render_text(UNIT_US);
 	cr_assert_eq(strncmp(text, "\n2026-11-22 07:50:01\n", 21), 0, "no timestamp first:\n%s",
@@ -703,7 +707,8 @@ Test(report, gone_disks_are_named_once)
 {
 	struct breakdown_entry v[4] = { 0 };
 	struct breakdown_set seen = { .v = v, .n = 4 };
-	struct report r = { .per_disk = true };
+	struct config cfg = { .per_disk = true };
+	struct report r = { .cfg = &cfg };
 
 	for (unsigned int i = 0; i < 4; i++) {
 		v[i].key.cell_idx = CELL_INDEX(LAYER_BLK, i % 2 ? BLKOP_READ : BLKOP_WRITE);
@@ -716,6 +721,8 @@ Test(report, gone_disks_are_named_once)
 	cr_assert_str_eq(r.gone[0].name, "7:3", "no namer: major:minor");
 
 	memset(&r, 0, sizeof(r));
+	cfg.per_disk = false;
+	r.cfg = &cfg;
 	absent_dev = KDEV_MAKE(8, 0);
 	report_find_gone_disks(&r, &seen, KDEV_MAKE(8, 0), "sda", present_but_one);
 	cr_assert_eq(r.nr_gone, 1);
