@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Carries out a plan: opens the BPF object, sets its knobs, loads what the
- * plan needs and attaches it, exits before entries. */
+/* Carries out a plan: opens the BPF object, has knobs.c set its globals,
+ * loads what the plan needs and attaches it, exits before entries. */
 #ifndef ATTACH_H
 #define ATTACH_H
 

@@ -122,9 +122,9 @@ static unsigned int cell_sources(unsigned int layer, unsigned int op, enum attac
 	 * Syscalls: the raw sys_enter/sys_exit pair first. Measured on our
 	 * hosts (README, bench/sources.py) it costs less per traced call than
 	 * a tracepoint pair per syscall (135 ns against 158), and has 2 links
-	 * to attach and detach instead of 32 (Ctrl-C to exit in 7 ms against
-	 * 1.3 s); but it runs on every system call of the machine: +51 ns on
-	 * an untraced one, against +11 (--plan says so).
+	 * to attach and detach instead of two per syscall of cells.def (32
+	 * then: Ctrl-C to exit in 7 ms against 1.3 s); but it runs on every system call of the
+	 * machine: +51 ns on an untraced one, against +11 (--plan says so).
 	 */
 	if (layer == LAYER_SYSCALL) {
 		out[n++] = METHOD_TP_BTF;
@@ -211,9 +211,11 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 		}
 		cp->src = srcs[i];
 		if (layer == LAYER_SYSCALL && is_raw_source(cp->src) && cfg->attach == METHOD_NONE)
-			why_add(cp, "tracepoint: a pair per syscall costs more per traced call "
-				    "and 32 links to attach and detach (seconds at exit); the raw "
-				    "pair costs untraced syscalls more (bench/sources.py)");
+			why_add(cp,
+				"tracepoint: a pair per syscall costs more per traced call "
+				"and %u links to attach and detach (seconds at exit); the raw "
+				"pair costs untraced syscalls more (bench/sources.py)",
+				2 * NR_SYSCALL_TARGETS);
 		return;
 	}
 	if (!offered)

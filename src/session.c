@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A tracing session: configuration -> knobs -> start -> loop -> report ->
- * stop. One poll() loop waits on every source of work, each a descriptor:
- * a signalfd for the stop signals and SIGCHLD, a timerfd for interval
- * reports and one for --duration, a pidfd per -p target. A new source (a
- * ring buffer, an HTTP listener) is one more descriptor in the loop.
+ * A tracing session: configuration -> targets (what -p, --cgroup, -d and
+ * --file resolve to) -> plan -> start (knobs.c sets the BPF globals) ->
+ * loop -> report -> stop. One poll() loop waits on the session's sources
+ * of work, each a descriptor: a signalfd for the stop signals and SIGCHLD,
+ * a timerfd for interval reports (or the textfile) and one for --duration,
+ * stdout when its reader can go away, the events ring buffer (--slower,
+ * --trace), a pidfd per -p target. The exporter's HTTP listener is not one
+ * of them: libmicrohttpd serves it on its own thread (metrics.c).
  */
 #include <errno.h>
 #include <fcntl.h>
