@@ -124,7 +124,7 @@ const char *fd_kind_name(unsigned int kind)
 
 bool report_leaves_out(const struct report *r, unsigned int layer)
 {
-	if (r->all_fds || layer >= NR_LEFT_OUT_LAYERS)
+	if (r->cfg->all_fds || layer >= NR_LEFT_OUT_LAYERS)
 		return false;
 	for (unsigned int op = 0; op < NR_FS_OPS; op++)
 		if (r->plan->cells[layer][op].src != METHOD_NONE)
@@ -286,7 +286,6 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		for (unsigned int o = 0; o < NR_OPS; o++)
 			cell_diff(&r->cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
-	r->all_fds = cfg->all_fds;
 	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
 		for (unsigned int o = 0; o < NR_FS_OPS; o++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)

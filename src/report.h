@@ -48,10 +48,9 @@ struct report {
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,
-	 * ...), left out of the syscall and vfs layers; none with all_fds
-	 * (--all-fds), which counts them in the cells.
+	 * ...), left out of the syscall and vfs layers; none with --all-fds
+	 * (cfg->all_fds), which counts them in the cells.
 	 */
-	bool all_fds;
 	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];

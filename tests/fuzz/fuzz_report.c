@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.dropped += r.drops[i];
 	}
 	/* Calls left out (last: older inputs keep their meaning above). */
-	r.all_fds = take_u8(&in) & 1;
+	cfg.all_fds = take_u8(&in) & 1;
 	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)

@@ -480,7 +480,7 @@ Test(prom, left_out_calls)
 	cr_assert_eq(n, 2 * NR_FD_KINDS, "series: %u\n%s", n, text);
 	cr_assert_not_null(strstr(text, "# TYPE iostackbreak_left_out_calls_total counter\n"));
 	free(text);
-	rep.all_fds = true;
+	rep_cfg.all_fds = true;
 	text = render();
 	cr_assert_null(strstr(text, "iostackbreak_left_out_calls_total"), "%s", text);
 	free(text);

@@ -356,7 +356,7 @@ Test(report, text_all_fds)
 	char *text;
 
 	make_report();
-	rep.all_fds = true;
+	rep_cfg.all_fds = true;
 	text = render_text(UNIT_NS);
 	cr_assert_null(strstr(text, "left out"), "%s", text);
 	free(text);
@@ -497,7 +497,7 @@ Test(report, json_all_fds)
 	char *text;
 
 	make_report();
-	rep.all_fds = true;
+	rep_cfg.all_fds = true;
 	text = render_json();
 	root = json_tokener_parse(text);
 	cr_assert_not_null(root, "%s", text);
