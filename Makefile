@@ -45,11 +45,11 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 # Modules a unit test can reach without root or BPF, then the BPF glue.
-CORE_SRCS := src/cells.c src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
+CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
 	src/verdict.c src/heatmap.c src/live.c
-BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/metrics.c \
+BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/collect.c src/stats.c src/metrics.c \
 	src/events.c src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
 BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))

@@ -10,7 +10,7 @@
 
 /* Layers and operations come from the table of cells (cells.def). */
 enum layer {
-#define LAYER(id, name, nests) id,
+#define LAYER(id, name, kind, nests, module, help) id,
 #include "cells.def"
 	NR_LAYERS,
 };
@@ -27,6 +27,22 @@ enum blk_op {
 #define BLK_OP(id, name) id,
 #include "cells.def"
 	NR_BLK_OPS,
+};
+
+/*
+ * How a program attaches. One enum for every side: the method --attach
+ * forces, the one the planner picks for each cell and target, the program
+ * table's, and how a BPF program reaches its function's arguments.
+ */
+enum attach_method {
+	METHOD_NONE,	   /* a cell not traced; --attach=auto: none forced */
+	METHOD_TRACEPOINT, /* classic tracepoint: syscalls:*, ext4:* */
+	METHOD_TP_BTF,	   /* BTF-typed raw tracepoint; --attach=raw forces it
+			    * for the raw syscall pair (raw_tp without BTF) */
+	METHOD_RAW_TP,	   /* raw tracepoint */
+	METHOD_FENTRY,	   /* fentry/fexit */
+	METHOD_KPROBE,	   /* kprobe/kretprobe */
+	NR_METHODS,
 };
 
 /* The stride of the cell index: room for the ops of any layer. */
@@ -141,7 +157,8 @@ struct breakdown_cell {
  * outermost traced layer. A part is the self time on CPU of a layer that
  * times threads (the index is the layer's), or time off CPU by kind.
  */
-#define NR_CALL_LAYERS LAYER_BLK /* the layers of threads: syscall .. btrfs */
+#define NR_CALL_LAYERS LAYER_BLK /* the layers of threads: all but blk, the last */
+_Static_assert(LAYER_BLK == NR_LAYERS - 1, "cells.def: blk must be the last layer");
 enum part {
 	PART_IO_WAIT = NR_CALL_LAYERS, /* asleep in io_schedule (task->in_iowait) */
 	PART_BLOCKED,		       /* any other sleep: locks, wait queues */

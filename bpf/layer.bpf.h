@@ -227,7 +227,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 static __always_inline bool layer_nests(__u32 layer)
 {
 	switch (layer) {
-#define LAYER(id, name, nests)                                                                     \
+#define LAYER(id, name, kind, nests, module, help)                                                 \
 	case id:                                                                                   \
 		return nests;
 #include "cells.def"

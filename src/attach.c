@@ -47,7 +47,7 @@ static void load_pair(const struct prog_ref *r)
 /* The pair of a cell's target i for a method: the table has every one the
  * planner can choose. */
 static const struct prog_ref *target_pair(const struct tracer *t, const struct cell_plan *cp,
-					  unsigned int i, enum prog_method method)
+					  unsigned int i, enum attach_method method)
 {
 	return progtab_target(&t->progs, cp->target_ids[i], method);
 }
@@ -55,8 +55,7 @@ static const struct prog_ref *target_pair(const struct tracer *t, const struct c
 static const struct prog_ref *blk_prog(const struct tracer *t, const struct cell_plan *cp,
 				       unsigned int i)
 {
-	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]),
-			   source_method(cp->src));
+	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]), cp->src);
 }
 
 /* Points a fentry/fexit pair at its function. */
@@ -77,7 +76,7 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
 {
-	enum prog_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
+	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 	struct bpf_program *p;
 
 	bpf_object__for_each_program (p, t->skel->obj)
@@ -94,20 +93,21 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 				char fn[128];
 
 				switch (cp->src) {
-				case SRC_NONE:
+				case METHOD_NONE:
+				case NR_METHODS:
 					break;
-				case SRC_TRACEPOINT:
+				case METHOD_TRACEPOINT:
 					load_pair(target_pair(t, cp, i, METHOD_TRACEPOINT));
 					break;
-				case SRC_TP_BTF:
-				case SRC_RAW_TP:
+				case METHOD_TP_BTF:
+				case METHOD_RAW_TP:
 					if (layer == LAYER_SYSCALL)
 						load_pair(progtab_role(&t->progs, ROLE_RAW_SYSCALLS,
-								       source_method(cp->src)));
+								       cp->src));
 					else
 						load_pair(blk_prog(t, cp, i));
 					break;
-				case SRC_FENTRY:
+				case METHOD_FENTRY:
 					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
 					if (bind_fentry(target_pair(t, cp, i, METHOD_FENTRY), fn,
 							err, errsz))
@@ -117,7 +117,7 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 					if (plan->kprobe_fallback)
 						load_pair(target_pair(t, cp, i, METHOD_KPROBE));
 					break;
-				case SRC_KPROBE:
+				case METHOD_KPROBE:
 					load_pair(target_pair(t, cp, i, METHOD_KPROBE));
 					break;
 				}
@@ -187,14 +187,14 @@ static int attach_fn_target(struct tracer *t, const struct plan *plan, unsigned 
 	int err = 0;
 
 	target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
-	if (cp->tgt_src[i] == SRC_FENTRY) {
+	if (cp->tgt_src[i] == METHOD_FENTRY) {
 		err = attach_pair(t, bpf_program__attach(fe->exit), entry_plain, fe->entry, fn);
 		if (!err)
 			return 0;
 		note_failure(cp, "fentry", fn, err);
 		if (!plan->kprobe_fallback)
 			return err;
-		cp->tgt_src[i] = SRC_KPROBE;
+		cp->tgt_src[i] = METHOD_KPROBE;
 	}
 	err = attach_pair(t, attach_kprobe(kp->exit, true, fn), entry_kprobe, kp->entry, fn);
 	if (err)
@@ -211,19 +211,19 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 
 	for (unsigned int i = 0; i < cp->nr_targets; i++) {
 		switch (cp->src) {
-		case SRC_TRACEPOINT:
+		case METHOD_TRACEPOINT:
 			tp = target_pair(t, cp, i, METHOD_TRACEPOINT);
 			err = attach_pair(t, bpf_program__attach(tp->exit), entry_plain, tp->entry,
 					  NULL);
 			if (err)
 				note_failure(cp, "tracepoint", cp->targets[i], err);
 			break;
-		case SRC_FENTRY:
-		case SRC_KPROBE:
+		case METHOD_FENTRY:
+		case METHOD_KPROBE:
 			err = attach_fn_target(t, plan, layer, cp, i);
 			break;
-		case SRC_TP_BTF:
-		case SRC_RAW_TP:
+		case METHOD_TP_BTF:
+		case METHOD_RAW_TP:
 			err = 0; /* the raw syscall pair, attached once for all cells */
 			break;
 		default:
@@ -232,7 +232,7 @@ static int attach_cell(struct tracer *t, const struct plan *plan, unsigned int l
 		ok += !err;
 	}
 	if (!ok)
-		cp->src = SRC_NONE;
+		cp->src = METHOD_NONE;
 	return 0;
 }
 
@@ -255,12 +255,12 @@ static int parent_of(int pid)
 }
 
 /* Is pid a descendant of one of the traced tgids (at any depth)? */
-static bool descends_from(int pid, const struct tracer_knobs *knobs)
+static bool descends_from(int pid, const struct targets *tg)
 {
 	for (int depth = 0; pid > 1 && depth < 64; depth++) {
 		pid = parent_of(pid);
-		for (unsigned int i = 0; i < knobs->nr_tgids; i++)
-			if (pid == knobs->tgids[i])
+		for (unsigned int i = 0; i < tg->nr_tgids; i++)
+			if (pid == tg->tgids[i])
 				return true;
 	}
 	return false;
@@ -271,7 +271,7 @@ static bool descends_from(int pid, const struct tracer_knobs *knobs)
  * that a child forked from now on is added by the kernel; then, for -p
  * --children, the descendants that exist already are added from /proc.
  */
-static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, bool btf, char *err,
+static int attach_follow(struct tracer *t, const struct targets *tg, bool seed, bool btf, char *err,
 			 size_t errsz)
 {
 	const struct prog_ref *r =
@@ -288,7 +288,7 @@ static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, boo
 			 btf ? "tp_btf" : "raw_tp", strerror(-ret));
 		return -1;
 	}
-	if (!knobs->seed_children)
+	if (!seed)
 		return 0;
 	proc = opendir("/proc");
 	if (!proc) {
@@ -298,7 +298,7 @@ static int attach_follow(struct tracer *t, const struct tracer_knobs *knobs, boo
 	while ((d = readdir(proc))) {
 		__u32 pid = (__u32)strtoul(d->d_name, NULL, 10);
 
-		if (pid && descends_from((int)pid, knobs))
+		if (pid && descends_from((int)pid, tg))
 			bpf_map__update_elem(t->skel->maps.followed, &pid, sizeof(pid), &one,
 					     sizeof(one), BPF_NOEXIST);
 	}
@@ -333,80 +333,38 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 
 		if (!l || keep_link(t, l)) {
 			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s): %s", tp,
-				 source_name(cp->src), strerror(errno));
+				 method_name(cp->src), strerror(errno));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* The source of the syscall cells when they use the raw pair, else SRC_NONE. */
-static enum source raw_syscall_source(const struct plan *plan)
+/* The source of the syscall cells when they use the raw pair, else METHOD_NONE. */
+static enum attach_method raw_syscall_source(const struct plan *plan)
 {
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		enum source src = plan->cells[LAYER_SYSCALL][op].src;
+		enum attach_method src = plan->cells[LAYER_SYSCALL][op].src;
 
-		if (src == SRC_TP_BTF || src == SRC_RAW_TP)
+		if (src == METHOD_TP_BTF || src == METHOD_RAW_TP)
 			return src;
 	}
-	return SRC_NONE;
+	return METHOD_NONE;
 }
 
 /* The raw sys_enter/sys_exit pair, once for every syscall cell. */
 static int attach_raw_syscalls(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
 {
-	enum source src = raw_syscall_source(plan);
-	const struct prog_ref *r = progtab_role(&t->progs, ROLE_RAW_SYSCALLS, source_method(src));
+	enum attach_method src = raw_syscall_source(plan);
+	const struct prog_ref *r = progtab_role(&t->progs, ROLE_RAW_SYSCALLS, src);
 	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
 
 	if (ret)
 		snprintf(err, errsz,
 			 "cannot attach to the raw syscall tracepoints sys_enter/sys_exit (%s): "
 			 "%s; try --attach=tracepoint",
-			 source_name(src), strerror(-ret));
+			 method_name(src), strerror(-ret));
 	return ret;
-}
-
-/* Which cell each traced syscall number belongs to, for the raw pair. */
-static void set_syscall_numbers(struct tracer *t, const struct plan *plan)
-{
-	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		const struct cell_plan *cp = &plan->cells[LAYER_SYSCALL][op];
-
-		if (cp->src != SRC_TP_BTF && cp->src != SRC_RAW_TP)
-			continue;
-		for (unsigned int i = 0; i < cp->nr_targets; i++) {
-			int nr = cell_targets[cp->target_ids[i]].nr;
-
-			if (nr >= 0 && nr < SYSNR_SLOTS) {
-				t->skel->rodata->sysnr_op[nr] = (__u8)(op + 1);
-				t->skel->rodata->sysnr_args[nr] =
-				    (__u8)cell_targets[cp->target_ids[i]].args;
-			}
-		}
-	}
-}
-
-_Static_assert(MAX_FILES <= MAX_FILE_FILTER, "--file takes more files than the kernel holds");
-
-/* Events (--slower, --trace) and the file filter (--file). */
-static void set_event_knobs(struct tracer *t, const struct tracer_knobs *knobs, bool calls)
-{
-	bool events = knobs->events && calls;
-
-	t->skel->rodata->events_on = events;
-	t->skel->rodata->trace_on = events && knobs->trace;
-	t->skel->rodata->full_path = events && knobs->full_path;
-	t->skel->rodata->slower_ns = knobs->slower_ns;
-	t->skel->rodata->want_args = events || knobs->nr_files;
-	t->skel->rodata->nr_files = knobs->nr_files;
-	for (unsigned int i = 0; i < knobs->nr_files && i < MAX_FILE_FILTER; i++)
-		t->skel->rodata->targ_files[i] = knobs->files[i];
-	if (events) {
-		bpf_map__set_max_entries(t->skel->maps.events, knobs->ring_bytes);
-	} else {
-		bpf_map__set_max_entries(t->skel->maps.call_blk, 1);
-	}
 }
 
 /*
@@ -439,12 +397,10 @@ static long forced_hash_slots(char *err, size_t errsz)
  * Opens and loads the object, start slots in task storage or in a hash (of
  * hash_slots entries; 0: MAX_THREADS).
  */
-static int open_and_load(struct tracer *t, const struct plan *plan,
-			 const struct tracer_knobs *knobs, bool task_storage, long hash_slots,
-			 char *err, size_t errsz)
+static int open_and_load(struct tracer *t, const struct plan *plan, const struct config *cfg,
+			 const struct targets *tg, bool task_storage, long hash_slots, char *err,
+			 size_t errsz)
 {
-	bool offcpu;
-	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
 	int ret;
 
 	t->skel = iostackbreak_bpf__open();
@@ -452,63 +408,11 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;
 	}
-	for (unsigned int i = 0; i < knobs->nr_tgids && i < MAX_PID_FILTER; i++)
-		t->skel->rodata->targ_tgids[i] = (__u32)knobs->tgids[i];
-	t->skel->rodata->nr_targ_tgids = knobs->nr_tgids;
-	t->skel->rodata->targ_tid = (__u32)knobs->tid;
-	if (knobs->comm) {
-		t->skel->rodata->filter_comm = true;
-		strncpy((char *)t->skel->rodata->targ_comm, knobs->comm, COMM_LEN - 1);
-	}
-	t->skel->rodata->filter_cgroup = knobs->cgroup_fd >= 0;
-	t->skel->rodata->by_pid = knobs->by_pid;
-	t->skel->rodata->by_disk = knobs->by_disk;
-	t->skel->rodata->by_flags = knobs->by_flags;
-	t->skel->rodata->follow_children = knobs->follow_children;
-	t->skel->rodata->all_fds = knobs->all_fds;
-	t->root_layer = knobs->split_calls ? plan_root_layer(plan) : -1;
-	t->skel->rodata->split_calls = t->root_layer >= 0;
-	/* Calls are split, and sent as events, at the outermost layer traced. */
-	t->skel->rodata->root_layer = (__u32)plan_root_layer(plan);
-	offcpu = t->root_layer >= 0 && knobs->offcpu;
-	set_event_knobs(t, knobs, plan_root_layer(plan) >= 0);
-	if (t->root_layer < 0) {
-		bpf_map__set_max_entries(t->skel->maps.call_parts, 1);
-		bpf_map__set_max_entries(t->skel->maps.call_ops, 1);
-	}
-	if (!knobs->follow_children)
-		bpf_map__set_max_entries(t->skel->maps.followed, 1);
-	t->breaking_down = knobs->by_pid || knobs->by_disk || knobs->by_flags;
-	if (knobs->max_keys)
-		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, knobs->max_keys);
-	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
-	if (!t->breaking_down)
-		bpf_map__set_max_entries(t->skel->maps.breakdown_cells, 1);
-	if (!blk)
-		bpf_map__set_max_entries(t->skel->maps.rq_starts, 1);
-	t->skel->rodata->filter_dev = knobs->filter_dev;
-	t->skel->rodata->targ_dev = KDEV_MAKE(knobs->dev_major, knobs->dev_minor);
-	t->skel->rodata->blk_queued = knobs->queued;
-	t->skel->rodata->blk_origin_attached = blk && plan->blk_origin;
-	t->skel->rodata->blk_origin_sees_all =
-	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
-	t->skel->rodata->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
-	t->skel->rodata->use_task_storage = task_storage;
-	if (task_storage || !plan_traces_threads(plan)) {
-		bpf_map__set_max_entries(t->skel->maps.thread_starts, 1);
-		bpf_map__set_max_entries(t->skel->maps.threads_seen, 1);
-	} else if (hash_slots) {
-		bpf_map__set_max_entries(t->skel->maps.thread_starts, (__u32)hash_slots);
-	}
-	if (!task_storage) {
-		/* A placeholder the dead task-storage branch can name on any kernel. */
-		bpf_map__set_type(t->skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
-		bpf_map__set_map_flags(t->skel->maps.task_starts, 0);
-		bpf_map__set_max_entries(t->skel->maps.task_starts, 1);
-	}
-	set_syscall_numbers(t, plan);
+	knobs_set(t->skel, cfg, tg, plan, task_storage, hash_slots);
+	t->breaking_down = cfg->per_process || cfg->per_disk || cfg->per_flags;
 	progtab_resolve(&t->progs, t->skel);
-	if (select_programs(t, plan, knobs->follow_children, offcpu, err, errsz))
+	if (select_programs(t, plan, knobs_follow_children(cfg),
+			    plan->split_layer >= 0 && cfg->offcpu, err, errsz))
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
 	if (ret) {
@@ -523,10 +427,10 @@ static int open_and_load(struct tracer *t, const struct plan *plan,
 	return 0;
 }
 
-int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs *knobs, char *err,
-		 size_t errsz)
+int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
+		 const struct targets *tg, char *err, size_t errsz)
 {
-	bool blk = plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 	long slots = forced_hash_slots(err, errsz);
 
 	memset(t, 0, sizeof(*t));
@@ -536,37 +440,39 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct tracer_knobs 
 	 * Only loading tells whether this kernel lets these program types use
 	 * task storage: try it, and load again with the hash if it refuses.
 	 */
-	if (open_and_load(t, plan, knobs, plan_traces_threads(plan) && !slots, slots, err, errsz)) {
+	t->plan = plan;
+	if (open_and_load(t, plan, cfg, tg, plan_traces_threads(plan) && !slots, slots, err,
+			  errsz)) {
 		if (!plan_traces_threads(plan))
 			return -1;
 		iostackbreak_bpf__destroy(t->skel);
 		t->skel = NULL;
-		if (open_and_load(t, plan, knobs, false, slots, err, errsz))
+		if (open_and_load(t, plan, cfg, tg, false, slots, err, errsz))
 			return -1;
 	}
-	if (knobs->cgroup_fd >= 0) {
+	if (tg->cgroup_fd >= 0) {
 		__u32 zero = 0;
 
 		if (bpf_map__update_elem(t->skel->maps.cgroup_filter, &zero, sizeof(zero),
-					 &knobs->cgroup_fd, sizeof(knobs->cgroup_fd), BPF_ANY)) {
+					 &tg->cgroup_fd, sizeof(tg->cgroup_fd), BPF_ANY)) {
 			snprintf(err, errsz, "cannot filter by cgroup: %s", strerror(errno));
 			return -1;
 		}
 	}
-	if (knobs->follow_children && attach_follow(t, knobs, plan->btf, err, errsz))
+	if (knobs_follow_children(cfg) &&
+	    attach_follow(t, tg, cfg->children, plan->btf, err, errsz))
 		return -1;
-	if (t->skel->rodata->split_calls && knobs->offcpu &&
-	    attach_offcpu(t, plan->btf, err, errsz))
+	if (plan->split_layer >= 0 && cfg->offcpu && attach_offcpu(t, plan->btf, err, errsz))
 		return -1;
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;
-	if (raw_syscall_source(plan) != SRC_NONE && attach_raw_syscalls(t, plan, err, errsz))
+	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (layer == LAYER_BLK)
 			continue;
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
-			if (plan->cells[layer][op].src != SRC_NONE)
+			if (plan->cells[layer][op].src != METHOD_NONE)
 				attach_cell(t, plan, layer, &plan->cells[layer][op]);
 	}
 	return 0;

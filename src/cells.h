@@ -33,6 +33,13 @@ enum {
 #include "cells.def"
 };
 
+/* The system calls of the syscall cells. */
+enum {
+	NR_SYSCALL_TARGETS = 0
+#define SYSCALL(op, name, args) +1
+#include "cells.def"
+};
+
 /* The block layer's tracepoints. */
 enum blk_tp {
 #define BLK_TP(id, name) id,

@@ -185,7 +185,7 @@ static bool calls_consistent(const struct tracer *t, const struct snapshot *snap
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		uint64_t sum = 0;
 
-		if (snap->cells[t->root_layer][op].count != snap->calls[op].count)
+		if (snap->cells[t->plan->split_layer][op].count != snap->calls[op].count)
 			return false;
 		for (unsigned int part = 0; part < NR_PARTS; part++)
 			sum += snap->parts[op][part].sum_ns;
@@ -215,7 +215,7 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = read_drops(t, snap->drops, ncpu);
 	if (!ret && t->breaking_down)
 		ret = read_breakdowns(t, snap);
-	if (!ret && t->root_layer >= 0)
+	if (!ret && t->plan->split_layer >= 0)
 		ret = read_calls(t, snap, ncpu);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
@@ -236,7 +236,7 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 		ret = snapshot_read(t, snap, ncpu);
 		/* Without split calls nothing ties the maps together; after many
 		 * tries under a storm of calls, the last reading stands. */
-		if (ret || t->root_layer < 0 || calls_consistent(t, snap) ||
+		if (ret || t->plan->split_layer < 0 || calls_consistent(t, snap) ||
 		    i == SNAPSHOT_TRIES - 1)
 			return ret;
 		snapshot_free(snap);

@@ -3,10 +3,39 @@
 #include <string.h>
 #include "layers.h"
 
-static const char *const layer_names[NR_LAYERS] = {
-#define LAYER(id, name, nests) [id] = #name,
+static const struct {
+	const char *name;
+	enum layer_kind kind;
+	const char *module;
+	const char *help;
+} layers[NR_LAYERS] = {
+#define LAYER(id, name, kind, nests, module, help)                                                 \
+	[id] = { #name, LAYER_KIND_##kind, module, help },
 #include "cells.def"
 };
+
+/*
+ * The order rules of cells.def. A layer's position is its depth in the
+ * stack: the planner takes the first traced layer as the root of calls, and
+ * NR_CALL_LAYERS, THREAD_LAYERS and the parts of calls count on blk being
+ * the last. So kinds never go back up the stack (4 bits a layer, packed),
+ * and blk is last.
+ */
+#define KIND_AT(packed, layer) ((unsigned int)((packed) >> (4 * (layer))) & 15)
+enum {
+	LAYER_KINDS_PACKED = 0
+#define LAYER(id, name, kind, nests, module, help)                                                 \
+	| ((unsigned long long)LAYER_KIND_##kind << (4 * id))
+#include "cells.def"
+};
+_Static_assert(NR_LAYERS <= 16 && NR_LAYER_KINDS <= 16, "layer kinds are packed 4 bits each");
+#define LAYER(id, name, kind, nests, module, help)                                                 \
+	_Static_assert(id == 0 ||                                                                  \
+			   KIND_AT(LAYER_KINDS_PACKED, id) >= KIND_AT(LAYER_KINDS_PACKED, id - 1), \
+		       "cells.def: layer " #name " comes after a layer deeper in the stack");      \
+	_Static_assert(LAYER_KIND_##kind != LAYER_KIND_BLK || id == NR_LAYERS - 1,                 \
+		       "cells.def: blk must be the last layer");
+#include "cells.def"
 
 static const char *const fs_op_names[NR_FS_OPS] = {
 #define FS_OP(id, name) [id] = #name,
@@ -20,7 +49,38 @@ static const char *const blk_op_names[NR_BLK_OPS] = {
 
 const char *layer_name(unsigned int layer)
 {
-	return layer < NR_LAYERS ? layer_names[layer] : "?";
+	return layer < NR_LAYERS ? layers[layer].name : "?";
+}
+
+enum layer_kind layer_kind(unsigned int layer)
+{
+	return layers[layer].kind;
+}
+
+const char *layer_module(unsigned int layer)
+{
+	return layer < NR_LAYERS && layers[layer].module[0] ? layers[layer].module : NULL;
+}
+
+const char *layer_help(unsigned int layer)
+{
+	return layer < NR_LAYERS ? layers[layer].help : "?";
+}
+
+size_t layers_join(char *buf, size_t sz, unsigned int kinds, bool help)
+{
+	size_t used = 0;
+
+	if (sz)
+		buf[0] = '\0';
+	for (unsigned int i = 0; i < NR_LAYERS; i++) {
+		if (!(kinds & (1U << layers[i].kind)))
+			continue;
+		used += (size_t)snprintf(buf + (used < sz ? used : sz), used < sz ? sz - used : 0,
+					 "%s%s", used ? ", " : "",
+					 help ? layers[i].help : layers[i].name);
+	}
+	return used;
 }
 
 unsigned int layer_nr_ops(unsigned int layer)
@@ -38,9 +98,9 @@ const char *op_name(unsigned int layer, unsigned int op)
 int layer_by_name(const char *name)
 {
 	for (unsigned int i = 0; i < NR_LAYERS; i++)
-		if (!strcmp(name, layer_names[i]))
+		if (!strcmp(name, layers[i].name))
 			return (int)i;
-	/* The seed tool's users may type "block" or "fs"-style aliases. */
+	/* The seed tool's users may type "block" for blk. */
 	if (!strcmp(name, "block"))
 		return LAYER_BLK;
 	return -1;
@@ -48,7 +108,7 @@ int layer_by_name(const char *name)
 
 bool layer_is_fs(unsigned int layer)
 {
-	return layer == LAYER_EXT4 || layer == LAYER_XFS || layer == LAYER_BTRFS;
+	return layer < NR_LAYERS && layers[layer].kind == LAYER_KIND_FS;
 }
 
 int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t badsz)

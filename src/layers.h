@@ -8,6 +8,15 @@
 #include <linux/types.h>
 #include "iostackbreak.h"
 
+/* What a layer is (cells.def), in the order of the stack. */
+enum layer_kind {
+	LAYER_KIND_SYSCALL, /* system calls */
+	LAYER_KIND_VFS,	    /* the VFS */
+	LAYER_KIND_FS,	    /* a file system's file_operations */
+	LAYER_KIND_BLK,	    /* the block layer, always the last */
+	NR_LAYER_KINDS,
+};
+
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
 /* The layers that time calls of threads (all but blk). */
 #define THREAD_LAYERS (ALL_LAYERS & ~(1U << LAYER_BLK))
@@ -24,7 +33,21 @@ int layer_by_name(const char *name);
  */
 int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t badsz);
 
-/* Is the layer a file system (ext4, xfs, btrfs)? */
+/* Is the layer a file system (of kind LAYER_KIND_FS)? */
 bool layer_is_fs(unsigned int layer);
+enum layer_kind layer_kind(unsigned int layer);
+/* The module whose BTF holds the layer's functions, or NULL. */
+const char *layer_module(unsigned int layer);
+/* How --help names the layer ("system call", "ext4", "block layer"). */
+const char *layer_help(unsigned int layer);
+/*
+ * Writes the names (or the help names) of the layers whose kind is in the
+ * bit mask kinds, in stack order, separated by ", "; returns the length the
+ * whole list needs, as snprintf does.
+ */
+size_t layers_join(char *buf, size_t sz, unsigned int kinds, bool help);
+
+/* Every kind, for layers_join. */
+#define ALL_LAYER_KINDS ((1U << NR_LAYER_KINDS) - 1)
 
 #endif /* LAYERS_H */

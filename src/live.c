@@ -150,7 +150,7 @@ static unsigned int process_layer(const struct report *r)
 	if (r->root_layer >= 0)
 		return (unsigned int)r->root_layer;
 	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
-		if (r->plan->cells[l][0].src != SRC_NONE)
+		if (r->plan->cells[l][0].src != METHOD_NONE)
 			return l;
 	return LAYER_SYSCALL;
 }
@@ -159,8 +159,8 @@ static void model_keys(struct model *m, const struct report *r)
 {
 	m->key_layer[GROUP_PROCESSES] = process_layer(r);
 	m->key_layer[GROUP_DISKS] = LAYER_BLK;
-	m->have[GROUP_PROCESSES] = r->breakdowns && r->by_pid;
-	m->have[GROUP_DISKS] = r->breakdowns && r->by_disk;
+	m->have[GROUP_PROCESSES] = r->breakdowns && r->cfg->per_process;
+	m->have[GROUP_DISKS] = r->breakdowns && r->cfg->per_disk;
 	for (size_t i = 0; r->breakdowns && i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int layer = CELL_LAYER(e->key.cell_idx);
@@ -169,9 +169,9 @@ static void model_keys(struct model *m, const struct report *r)
 
 		if (report_is_process_calls(e) || layer >= NR_LAYERS || !e->cell.count)
 			continue;
-		if (r->by_pid && layer == m->key_layer[GROUP_PROCESSES])
+		if (r->cfg->per_process && layer == m->key_layer[GROUP_PROCESSES])
 			g = GROUP_PROCESSES;
-		else if (r->by_disk && layer == LAYER_BLK)
+		else if (r->cfg->per_disk && layer == LAYER_BLK)
 			g = GROUP_DISKS;
 		else
 			continue;
@@ -232,7 +232,7 @@ static void model_build(struct model *m, const struct report *r)
 			const struct cell_hist *c = &r->cells[l][o];
 			struct row *row;
 
-			if (r->plan->cells[l][o].src == SRC_NONE)
+			if (r->plan->cells[l][o].src == METHOD_NONE)
 				continue;
 			row = &m->rows[m->nr_rows++];
 			*row = (struct row){ .layer = l, .op = o, .count = c->count };

@@ -4,6 +4,8 @@
 #define OPTS_H
 
 #include <stdbool.h>
+#include <linux/types.h>
+#include "iostackbreak.h"
 
 #define IOSTACKBREAK_VERSION "0.1"
 
@@ -14,14 +16,6 @@ enum unit {
 	UNIT_NS,
 	UNIT_US,
 	UNIT_MS,
-};
-
-enum attach_mode {
-	ATTACH_AUTO,
-	ATTACH_FENTRY,
-	ATTACH_KPROBE,
-	ATTACH_TRACEPOINT,
-	ATTACH_RAW, /* the raw syscall tracepoints (tp_btf, raw_tp) */
 };
 
 struct config {
@@ -47,21 +41,21 @@ struct config {
 	bool queued;	       /* -Q */
 	enum unit unit;
 	bool json;
-	bool plan_only; /* --plan: print the plan as attached, exit */
-	bool verbose;	/* -v: plan on stderr and libbpf's messages */
-	enum attach_mode attach;
-	unsigned int interval; /* seconds between reports; 0: one at the end */
-	unsigned int count;    /* number of interval reports; 0: until stopped */
-	char **command;	       /* -- COMMAND ARGS...: NULL-terminated */
-	bool children;	       /* -f: -p's processes' descendants too */
-	bool no_children;      /* --no-children: the command's process alone */
-	bool split_calls;      /* where each call's time goes (off with --no-parts) */
-	bool offcpu;	       /* its off-CPU parts (off with --no-offcpu) */
-	bool part_hists;       /* -B: a histogram per part in text */
-	bool all_fds;	       /* --all-fds: count calls on pipes, sockets, ... too */
-	bool help_shown;       /* --help/--usage/--version printed; exit 0 */
-	char errmsg[256];      /* why parsing failed */
-	unsigned int given;    /* parsing only: single-value options seen (a bit each) */
+	bool plan_only;		   /* --plan: print the plan as attached, exit */
+	bool verbose;		   /* -v: plan on stderr and libbpf's messages */
+	enum attach_method attach; /* --attach: METHOD_NONE (auto) or the one forced */
+	unsigned int interval;	   /* seconds between reports; 0: one at the end */
+	unsigned int count;	   /* number of interval reports; 0: until stopped */
+	char **command;		   /* -- COMMAND ARGS...: NULL-terminated */
+	bool children;		   /* -f: -p's processes' descendants too */
+	bool no_children;	   /* --no-children: the command's process alone */
+	bool split_calls;	   /* where each call's time goes (off with --no-parts) */
+	bool offcpu;		   /* its off-CPU parts (off with --no-offcpu) */
+	bool part_hists;	   /* -B: a histogram per part in text */
+	bool all_fds;		   /* --all-fds: count calls on pipes, sockets, ... too */
+	bool help_shown;	   /* --help/--usage/--version printed; exit 0 */
+	char errmsg[256];	   /* why parsing failed */
+	unsigned long long given;  /* parsing only: options seen (a bit per option) */
 
 	/* Exporter mode (src/metrics.c): counters since start, until stopped. */
 	bool prometheus;	/* --prometheus: serve GET /metrics */
@@ -88,6 +82,7 @@ struct config {
 int parse_options(int argc, char **argv, struct config *cfg);
 
 const char *unit_name(enum unit unit);
-const char *attach_mode_name(enum attach_mode mode);
+/* The word of --attach that forces a method ("auto" for METHOD_NONE). */
+const char *attach_name(enum attach_method method);
 
 #endif /* OPTS_H */

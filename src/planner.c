@@ -5,18 +5,18 @@
 #include "layers.h"
 #include "planner.h"
 
-const char *source_name(enum source src)
+const char *method_name(enum attach_method src)
 {
 	switch (src) {
-	case SRC_TRACEPOINT:
+	case METHOD_TRACEPOINT:
 		return "tracepoint";
-	case SRC_TP_BTF:
+	case METHOD_TP_BTF:
 		return "tp_btf";
-	case SRC_RAW_TP:
+	case METHOD_RAW_TP:
 		return "raw_tp";
-	case SRC_FENTRY:
+	case METHOD_FENTRY:
 		return "fentry";
-	case SRC_KPROBE:
+	case METHOD_KPROBE:
 		return "kprobe";
 	default:
 		return "-";
@@ -56,26 +56,27 @@ static bool tp_pair_exists(const struct kcaps *caps, const char *category, const
 }
 
 /* The kind of target a source attaches to, in a cell of this layer. */
-static bool is_raw_source(enum source src);
+static bool is_raw_source(enum attach_method src);
 
-static enum target_kind source_target_kind(unsigned int layer, enum source src)
+static enum target_kind source_target_kind(unsigned int layer, enum attach_method src)
 {
 	if (layer == LAYER_SYSCALL)
 		return TARGET_SYSCALL;
-	return src == SRC_TRACEPOINT ? TARGET_TP : TARGET_KFUNC;
+	return src == METHOD_TRACEPOINT ? TARGET_TP : TARGET_KFUNC;
 }
 
 /* Is this target there for this source on this kernel? */
-static bool target_exists(const struct kcaps *caps, const struct cell_target *t, enum source src)
+static bool target_exists(const struct kcaps *caps, const struct cell_target *t,
+			  enum attach_method src)
 {
 	char name[128], enter[96], exit_[96];
 
 	if (is_raw_source(src))
 		return t->nr >= 0 && t->nr < SYSNR_SLOTS &&
 		       tp_pair_exists(caps, "raw_syscalls", "sys_enter", "sys_exit");
-	if (src == SRC_TRACEPOINT && t->kind == TARGET_TP)
+	if (src == METHOD_TRACEPOINT && t->kind == TARGET_TP)
 		return tp_pair_exists(caps, t->category, t->name, t->exit_tp);
-	if (src == SRC_TRACEPOINT) {
+	if (src == METHOD_TRACEPOINT) {
 		snprintf(enter, sizeof(enter), "sys_enter_%s", t->name);
 		snprintf(exit_, sizeof(exit_), "sys_exit_%s", t->name);
 		return tp_pair_exists(caps, "syscalls", enter, exit_);
@@ -87,13 +88,13 @@ static bool target_exists(const struct kcaps *caps, const struct cell_target *t,
 	} else {
 		snprintf(name, sizeof(name), "%s", t->name);
 	}
-	return src == SRC_FENTRY ? caps->func_in_btf(caps->ctx, name)
-				 : caps->func_in_kallsyms(caps->ctx, name);
+	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, name)
+				    : caps->func_in_kallsyms(caps->ctx, name);
 }
 
 /* Fills targets with the candidates the kernel has for a source. */
 static unsigned int find_targets(const struct kcaps *caps, unsigned int layer, unsigned int op,
-				 enum source src, struct cell_plan *cp)
+				 enum attach_method src, struct cell_plan *cp)
 {
 	unsigned int ids[MAX_TARGETS];
 	unsigned int n =
@@ -113,7 +114,7 @@ static unsigned int find_targets(const struct kcaps *caps, unsigned int layer, u
 }
 
 /* Sources a cell offers, best first, for auto mode. */
-static unsigned int cell_sources(unsigned int layer, unsigned int op, enum source *out)
+static unsigned int cell_sources(unsigned int layer, unsigned int op, enum attach_method *out)
 {
 	unsigned int n = 0;
 
@@ -121,56 +122,50 @@ static unsigned int cell_sources(unsigned int layer, unsigned int op, enum sourc
 	 * Syscalls: the raw sys_enter/sys_exit pair first. Measured on our
 	 * hosts (README, bench/sources.py) it costs less per traced call than
 	 * a tracepoint pair per syscall (135 ns against 158), and has 2 links
-	 * to attach and detach instead of 32 (Ctrl-C to exit in 7 ms against
-	 * 1.3 s); but it runs on every system call of the machine: +51 ns on
-	 * an untraced one, against +11 (--plan says so).
+	 * to attach and detach instead of two per syscall of cells.def (32
+	 * then: Ctrl-C to exit in 7 ms against 1.3 s); but it runs on every system call of the
+	 * machine: +51 ns on an untraced one, against +11 (--plan says so).
 	 */
 	if (layer == LAYER_SYSCALL) {
-		out[n++] = SRC_TP_BTF;
-		out[n++] = SRC_RAW_TP;
-		out[n++] = SRC_TRACEPOINT;
+		out[n++] = METHOD_TP_BTF;
+		out[n++] = METHOD_RAW_TP;
+		out[n++] = METHOD_TRACEPOINT;
 	}
-	out[n++] = SRC_FENTRY;
-	out[n++] = SRC_KPROBE;
+	out[n++] = METHOD_FENTRY;
+	out[n++] = METHOD_KPROBE;
 	/* A cell's own tracepoints: a last resort, they see less (cells.def). */
 	if (layer != LAYER_SYSCALL &&
 	    cell_targets_of(layer, op, TARGET_TP, &(unsigned int){ 0 }, 1))
-		out[n++] = SRC_TRACEPOINT;
+		out[n++] = METHOD_TRACEPOINT;
 	return n;
 }
 
-static bool is_raw_source(enum source src)
+static bool is_raw_source(enum attach_method src)
 {
-	return src == SRC_TP_BTF || src == SRC_RAW_TP;
+	return src == METHOD_TP_BTF || src == METHOD_RAW_TP;
 }
 
-static const char *mode_source_match(enum attach_mode mode, enum source src)
+/* Did --attach force a method other than src? (raw: tp_btf or raw_tp) */
+static bool forced_otherwise(enum attach_method forced, enum attach_method src)
 {
-	switch (mode) {
-	case ATTACH_FENTRY:
-		return src == SRC_FENTRY ? NULL : "fentry";
-	case ATTACH_KPROBE:
-		return src == SRC_KPROBE ? NULL : "kprobe";
-	case ATTACH_TRACEPOINT:
-		return src == SRC_TRACEPOINT ? NULL : "tracepoint";
-	case ATTACH_RAW:
-		return is_raw_source(src) ? NULL : "raw";
-	default:
-		return NULL;
-	}
+	if (forced == METHOD_NONE)
+		return false;
+	if (forced == METHOD_TP_BTF)
+		return !is_raw_source(src);
+	return src != forced;
 }
 
 /* Why a source cannot serve at all on this kernel, or NULL if it can. */
-static const char *source_unavailable(const struct kcaps *caps, enum source src)
+static const char *source_unavailable(const struct kcaps *caps, enum attach_method src)
 {
 	switch (src) {
-	case SRC_FENTRY:
+	case METHOD_FENTRY:
 		if (!caps->btf)
 			return "no kernel BTF (/sys/kernel/btf/vmlinux)";
 		return caps->fentry ? NULL : caps->fentry_why;
-	case SRC_KPROBE:
+	case METHOD_KPROBE:
 		return caps->kprobes ? NULL : caps->kprobe_why;
-	case SRC_TP_BTF:
+	case METHOD_TP_BTF:
 		return caps->btf ? NULL : "no kernel BTF (/sys/kernel/btf/vmlinux)";
 	default:
 		return NULL;
@@ -180,7 +175,7 @@ static const char *source_unavailable(const struct kcaps *caps, enum source src)
 static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, unsigned int layer,
 			 unsigned int op, struct cell_plan *cp)
 {
-	enum source srcs[6];
+	enum attach_method srcs[6];
 	unsigned int n = cell_sources(layer, op, srcs);
 	bool offered = false;
 
@@ -188,41 +183,44 @@ static void plan_fn_cell(const struct kcaps *caps, const struct config *cfg, uns
 		why_add(cp,
 			"%s is not registered in this kernel (module not loaded? "
 			"modprobe %s or mount one)",
-			layer_name(layer), layer_name(layer));
+			layer_name(layer),
+			layer_module(layer) ? layer_module(layer) : layer_name(layer));
 		return;
 	}
 	for (unsigned int i = 0; i < n; i++) {
-		const char *why, *forced = mode_source_match(cfg->attach, srcs[i]);
+		const char *why;
 
-		if (forced)
+		if (forced_otherwise(cfg->attach, srcs[i]))
 			continue; /* --attach picked another method */
 		offered = true;
 		why = source_unavailable(caps, srcs[i]);
 		if (why) {
-			why_add(cp, "%s: %s", source_name(srcs[i]), why);
+			why_add(cp, "%s: %s", method_name(srcs[i]), why);
 			continue;
 		}
 		if (!find_targets(caps, layer, op, srcs[i], cp)) {
-			if (srcs[i] == SRC_TRACEPOINT)
+			if (srcs[i] == METHOD_TRACEPOINT)
 				why_add(cp, "tracepoint: none in this kernel");
 			else if (is_raw_source(srcs[i]))
 				why_add(cp, "%s: no raw_syscalls:sys_enter/sys_exit in this kernel",
-					source_name(srcs[i]));
+					method_name(srcs[i]));
 			else
 				why_add(cp, "%s: none of its functions (%s...) in this kernel",
-					source_name(srcs[i]), cell_first_target(layer, op));
+					method_name(srcs[i]), cell_first_target(layer, op));
 			continue;
 		}
 		cp->src = srcs[i];
-		if (layer == LAYER_SYSCALL && is_raw_source(cp->src) && cfg->attach == ATTACH_AUTO)
-			why_add(cp, "tracepoint: a pair per syscall costs more per traced call "
-				    "and 32 links to attach and detach (seconds at exit); the raw "
-				    "pair costs untraced syscalls more (bench/sources.py)");
+		if (layer == LAYER_SYSCALL && is_raw_source(cp->src) && cfg->attach == METHOD_NONE)
+			why_add(cp,
+				"tracepoint: a pair per syscall costs more per traced call "
+				"and %u links to attach and detach (seconds at exit); the raw "
+				"pair costs untraced syscalls more (bench/sources.py)",
+				2 * NR_SYSCALL_TARGETS);
 		return;
 	}
 	if (!offered)
 		why_add(cp, "%s has no %s source for %s", layer_name(layer),
-			attach_mode_name(cfg->attach), op_name(layer, op));
+			attach_name(cfg->attach), op_name(layer, op));
 }
 
 static bool blk_tp_exists(const struct kcaps *caps, enum blk_tp tp)
@@ -232,11 +230,11 @@ static bool blk_tp_exists(const struct kcaps *caps, enum blk_tp tp)
 
 static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
-	enum source src;
+	enum attach_method src;
 	char why[200] = "";
 	/* Who submitted a request is known where it starts, not at issue. */
 	/* So is whose call a request belongs to, for the parts of calls. */
-	bool split_calls = cfg->split_calls && (cfg->layers & ((1U << LAYER_BLK) - 1));
+	bool split_calls = cfg->split_calls && (cfg->layers & THREAD_LAYERS);
 	/* Events (--slower, --trace) and --file tie requests to their calls. */
 	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
 			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->slower ||
@@ -248,15 +246,15 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 				"tracepoint: block:block_rq_issue/complete missing");
 		return;
 	}
-	if (cfg->attach == ATTACH_FENTRY || cfg->attach == ATTACH_KPROBE)
+	if (cfg->attach == METHOD_FENTRY || cfg->attach == METHOD_KPROBE)
 		snprintf(why, sizeof(why),
 			 "%s: the block layer is traced by its "
 			 "tracepoints only",
-			 attach_mode_name(cfg->attach));
+			 attach_name(cfg->attach));
 	if (caps->btf) {
-		src = SRC_TP_BTF;
+		src = METHOD_TP_BTF;
 	} else {
-		src = SRC_RAW_TP;
+		src = METHOD_RAW_TP;
 		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%stp_btf: no kernel BTF",
 			 why[0] ? "; " : "");
 	}
@@ -299,12 +297,14 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	}
 }
 
+static int plan_root_layer(const struct plan *plan);
+
 void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	memset(plan, 0, sizeof(*plan));
 	plan->mode = cfg->attach;
 	plan->syscall_prefix = caps->syscall_prefix;
-	plan->kprobe_fallback = cfg->attach == ATTACH_AUTO && caps->kprobes;
+	plan->kprobe_fallback = cfg->attach == METHOD_NONE && caps->kprobes;
 	plan->btf = caps->btf;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(cfg->layers & (1U << layer)))
@@ -318,6 +318,8 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			plan_fn_cell(caps, cfg, layer, op, &plan->cells[layer][op]);
 	}
+	plan->root_layer = plan_root_layer(plan);
+	plan->split_layer = cfg->split_calls ? plan->root_layer : -1;
 }
 
 unsigned int plan_failed_layers(const struct plan *plan, const struct config *cfg)
@@ -332,7 +334,7 @@ unsigned int plan_failed_layers(const struct plan *plan, const struct config *cf
 		if (!(cfg->layers & (1U << layer)))
 			continue;
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++)
-			any |= plan->cells[layer][op].src != SRC_NONE;
+			any |= plan->cells[layer][op].src != METHOD_NONE;
 		if (!any)
 			failed |= 1U << layer;
 	}
@@ -344,7 +346,7 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 	const char *remedy;
 
 	if (layer_is_fs(layer) || layer == LAYER_VFS)
-		remedy = plan->mode == ATTACH_AUTO
+		remedy = plan->mode == METHOD_NONE
 			     ? "it needs a kernel with BPF trampolines (fentry) or "
 			       "CONFIG_KPROBES=y; syscall and blk work without them"
 			     : "try --attach=auto";
@@ -358,7 +360,7 @@ bool plan_traces_threads(const struct plan *plan)
 {
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		for (unsigned int op = 0; op < NR_OPS; op++)
-			if (layer != LAYER_BLK && plan->cells[layer][op].src != SRC_NONE)
+			if (layer != LAYER_BLK && plan->cells[layer][op].src != METHOD_NONE)
 				return true;
 	return false;
 }
@@ -369,7 +371,7 @@ unsigned int plan_nr_traced(const struct plan *plan)
 
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		for (unsigned int op = 0; op < NR_OPS; op++)
-			n += plan->cells[layer][op].src != SRC_NONE;
+			n += plan->cells[layer][op].src != METHOD_NONE;
 	return n;
 }
 
@@ -383,7 +385,7 @@ void plan_print(const struct plan *plan, FILE *out)
 			if (!cp->wanted)
 				continue;
 			fprintf(out, "%-8s %-8s %-10s ", layer_name(layer), op_name(layer, op),
-				source_name(cp->src));
+				method_name(cp->src));
 			if (layer == LAYER_SYSCALL && is_raw_source(cp->src))
 				fprintf(out, "sys_enter/exit nr ");
 			for (unsigned int i = 0; i < cp->nr_targets; i++) {
@@ -394,27 +396,28 @@ void plan_print(const struct plan *plan, FILE *out)
 						cell_targets[cp->target_ids[i]].nr);
 					continue;
 				}
-				if (layer == LAYER_SYSCALL && cp->tgt_src[i] == SRC_TRACEPOINT)
+				if (layer == LAYER_SYSCALL && cp->tgt_src[i] == METHOD_TRACEPOINT)
 					pre = "sys_*_";
 				else if (layer == LAYER_SYSCALL && plan->syscall_prefix)
 					pre = plan->syscall_prefix;
 				fprintf(out, "%s%s%s", i ? "," : "", pre, cp->targets[i]);
 				if (cp->tgt_src[i] != cp->src)
-					fprintf(out, "(%s)", source_name(cp->tgt_src[i]));
+					fprintf(out, "(%s)", method_name(cp->tgt_src[i]));
 			}
 			if (cp->why[0])
-				fprintf(out, "%s%s %s", cp->nr_targets ? "  " : "",
-					cp->src == SRC_NONE ? "skipped:" : "passed over:", cp->why);
+				fprintf(
+				    out, "%s%s %s", cp->nr_targets ? "  " : "",
+				    cp->src == METHOD_NONE ? "skipped:" : "passed over:", cp->why);
 			fputc('\n', out);
 		}
 	}
 }
 
-int plan_root_layer(const struct plan *plan)
+static int plan_root_layer(const struct plan *plan)
 {
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
-			if (plan->cells[layer][op].src != SRC_NONE)
+			if (plan->cells[layer][op].src != METHOD_NONE)
 				return (int)layer;
 	return -1;
 }

@@ -13,15 +13,6 @@
 #include "iostackbreak.h"
 #include "opts.h"
 
-enum source {
-	SRC_NONE,
-	SRC_TRACEPOINT, /* classic tracepoint: syscalls:*, ext4:* */
-	SRC_TP_BTF,	/* BTF-typed raw tracepoint (block layer) */
-	SRC_RAW_TP,	/* raw tracepoint (block layer) */
-	SRC_FENTRY,	/* fentry/fexit */
-	SRC_KPROBE,	/* kprobe/kretprobe */
-};
-
 struct kcaps {
 	bool btf;		/* /sys/kernel/btf/vmlinux loads */
 	bool fentry;		/* a trial fentry/fexit loaded and attached */
@@ -45,13 +36,13 @@ struct kcaps {
 #define MAX_TARGETS 8
 
 struct cell_plan {
-	bool wanted;	 /* its layer was asked for */
-	enum source src; /* SRC_NONE: not traced */
+	bool wanted;		/* its layer was asked for */
+	enum attach_method src; /* METHOD_NONE: not traced */
 	unsigned int nr_targets;
-	const char *targets[MAX_TARGETS];	/* syscall, function or tracepoint names */
-	unsigned short target_ids[MAX_TARGETS]; /* index in cell_targets (not blk) */
-	enum source tgt_src[MAX_TARGETS];	/* per target: may fall back at attach */
-	char why[400];				/* sources passed over, and why */
+	const char *targets[MAX_TARGETS];	 /* syscall, function or tracepoint names */
+	unsigned short target_ids[MAX_TARGETS];	 /* index in cell_targets (not blk) */
+	enum attach_method tgt_src[MAX_TARGETS]; /* per target: may fall back at attach */
+	char why[400];				 /* sources passed over, and why */
 };
 
 struct plan {
@@ -59,10 +50,18 @@ struct plan {
 	/* Block layer programs, shared by all its ops. */
 	const char *blk_origin; /* "block_io_start", "block_rq_insert" or NULL */
 	bool blk_rq_q_arg;
-	enum attach_mode mode;
+	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 	bool btf;		    /* tp_btf programs can load (else raw_tp) */
+	/*
+	 * The root layer, decided here once: the outermost layer of threads
+	 * with a traced cell (-1: none), whose calls are sent as events; and
+	 * the same layer when its calls are split into parts, else -1
+	 * (--no-parts).
+	 */
+	int root_layer;
+	int split_layer;
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */
@@ -77,14 +76,11 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 /* Does any traced cell time calls of threads (every layer but blk)? */
 bool plan_traces_threads(const struct plan *plan);
 
-/* The outermost layer of threads with a traced cell (its calls are the ones
- * split into parts), or -1. */
-int plan_root_layer(const struct plan *plan);
-
 /* Number of traced cells. */
 unsigned int plan_nr_traced(const struct plan *plan);
 
-const char *source_name(enum source src);
+/* The method as --plan names it ("tp_btf", "-" for METHOD_NONE). */
+const char *method_name(enum attach_method method);
 
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);

@@ -278,7 +278,6 @@ static bool probe_blk_q_arg(const struct btf *btf)
 
 int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 {
-	static const unsigned int fs_layers[] = { LAYER_EXT4, LAYER_XFS, LAYER_BTRFS };
 	struct probe_ctx *p = calloc(1, sizeof(*p));
 
 	memset(caps, 0, sizeof(*caps));
@@ -299,12 +298,15 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 		return -1;
 	}
 	caps->btf = true;
-	for (unsigned int i = 0; i < 3; i++) {
+	/* Layers in modules: their functions are in the module's BTF. */
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", layer_name(fs_layers[i]));
+		if (!layer_module(layer))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", layer_module(layer));
 		if (!access(path, R_OK))
-			p->modules[fs_layers[i]] = btf__parse_split(path, p->vmlinux);
+			p->modules[layer] = btf__parse_split(path, p->vmlinux);
 	}
 	scan_kallsyms(p);
 	if (p->syscall_prefix[0])

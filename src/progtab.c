@@ -12,16 +12,20 @@
  */
 #define PROG(name) offsetof(struct iostackbreak_bpf, progs.name)
 
+#define BY_METHOD(tp, fentry, kprobe)                                                              \
+	{                                                                                          \
+		[METHOD_TRACEPOINT] = tp, [METHOD_FENTRY] = fentry, [METHOD_KPROBE] = kprobe       \
+	}
 static const struct target_progs {
-	size_t entry[3], exit[3]; /* by METHOD_TRACEPOINT, _FENTRY, _KPROBE */
+	size_t entry[NR_METHODS], exit[NR_METHODS];
 } target_progs[NR_CELL_TARGETS] = {
 #define SYSCALL(op, n, a)                                                                          \
-	{ { PROG(se_##n), PROG(fe_sys_##n), PROG(kp_sys_##n) },                                    \
-	  { PROG(sx_##n), PROG(fx_sys_##n), PROG(kr_sys_##n) } },
+	{ BY_METHOD(PROG(se_##n), PROG(fe_sys_##n), PROG(kp_sys_##n)),                             \
+	  BY_METHOD(PROG(sx_##n), PROG(fx_sys_##n), PROG(kr_sys_##n)) },
 #define KFUNC(layer, op, f, a)                                                                     \
-	{ { 0, PROG(fe_##f), PROG(kp_##f) }, { 0, PROG(fx_##f), PROG(kr_##f) } },
+	{ BY_METHOD(0, PROG(fe_##f), PROG(kp_##f)), BY_METHOD(0, PROG(fx_##f), PROG(kr_##f)) },
 #define CELL_TP(layer, op, category, enter, exit)                                                  \
-	{ { PROG(tp_##enter), 0, 0 }, { PROG(tp_##exit), 0, 0 } },
+	{ BY_METHOD(PROG(tp_##enter), 0, 0), BY_METHOD(PROG(tp_##exit), 0, 0) },
 #include "cells.def"
 };
 
@@ -63,7 +67,7 @@ static const struct {
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,
-				enum prog_method method, struct bpf_program *entry,
+				enum attach_method method, struct bpf_program *entry,
 				struct bpf_program *exit)
 {
 	struct prog_ref *r = &pt->refs[pt->n++];
@@ -81,12 +85,12 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 {
 	memset(pt, 0, sizeof(*pt));
 	for (unsigned int i = 0; i < NR_CELL_TARGETS; i++) {
-		for (unsigned int m = METHOD_TRACEPOINT; m <= METHOD_KPROBE; m++) {
+		for (unsigned int m = 0; m < NR_METHODS; m++) {
 			struct prog_ref *r;
 
 			if (!target_progs[i].entry[m])
 				continue;
-			r = add_ref(pt, ROLE_TARGET, cell_targets[i].layer, (enum prog_method)m,
+			r = add_ref(pt, ROLE_TARGET, cell_targets[i].layer, (enum attach_method)m,
 				    at(skel, target_progs[i].entry[m]),
 				    at(skel, target_progs[i].exit[m]));
 			r->op = cell_targets[i].op;
@@ -108,7 +112,7 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 }
 
 const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int target_id,
-				      enum prog_method method)
+				      enum attach_method method)
 {
 	for (unsigned int i = 0; i < pt->n; i++)
 		if (pt->refs[i].target_id == (int)target_id && pt->refs[i].method == method)
@@ -117,7 +121,7 @@ const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int tar
 }
 
 const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role role,
-				    enum prog_method method)
+				    enum attach_method method)
 {
 	for (unsigned int i = 0; i < pt->n; i++)
 		if (pt->refs[i].role == role && pt->refs[i].method == method)
@@ -126,27 +130,11 @@ const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role rol
 }
 
 const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
-				   enum prog_method method)
+				   enum attach_method method)
 {
 	for (unsigned int i = 0; i < pt->n; i++)
 		if (pt->refs[i].role == ROLE_BLK && pt->refs[i].blk_tp == tp &&
 		    pt->refs[i].method == method)
 			return &pt->refs[i];
 	return NULL;
-}
-
-enum prog_method source_method(enum source src)
-{
-	switch (src) {
-	case SRC_FENTRY:
-		return METHOD_FENTRY;
-	case SRC_KPROBE:
-		return METHOD_KPROBE;
-	case SRC_TP_BTF:
-		return METHOD_TP_BTF;
-	case SRC_RAW_TP:
-		return METHOD_RAW_TP;
-	default:
-		return METHOD_TRACEPOINT;
-	}
 }

@@ -14,16 +14,6 @@
 struct iostackbreak_bpf;
 struct bpf_program;
 
-/* How a program attaches, which is also how it is selected. */
-enum prog_method {
-	METHOD_TRACEPOINT, /* syscalls:sys_*_<name> or a cell's own tracepoints */
-	METHOD_FENTRY,
-	METHOD_KPROBE,
-	METHOD_TP_BTF, /* block layer */
-	METHOD_RAW_TP, /* block layer */
-	NR_METHODS,
-};
-
 /* What a program is for. */
 enum prog_role {
 	ROLE_TARGET,	   /* times a target of a cell (cells.def) */
@@ -38,7 +28,7 @@ struct prog_ref {
 	struct bpf_program *entry; /* blk: the program */
 	struct bpf_program *exit;  /* blk: NULL */
 	unsigned char layer, op;   /* blk: op is 0, the program serves every op */
-	enum prog_method method;
+	enum attach_method method;
 	int target_id;	    /* index in cell_targets; blk: -1 */
 	enum blk_tp blk_tp; /* blk only */
 };
@@ -61,18 +51,15 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel);
 
 /* The pair of a cell target for a method, or NULL if it has none. */
 const struct prog_ref *progtab_target(const struct progtab *pt, unsigned int target_id,
-				      enum prog_method method);
+				      enum attach_method method);
 
 /* The program of a block tracepoint for tp_btf or raw_tp. */
 const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
-				   enum prog_method method);
+				   enum attach_method method);
 
 /* The programs of a role other than ROLE_TARGET and ROLE_BLK (a pair, or a
  * lone program in entry), for tp_btf or raw_tp. */
 const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role role,
-				    enum prog_method method);
-
-/* The method of a plan source. */
-enum prog_method source_method(enum source src);
+				    enum attach_method method);
 
 #endif /* PROGTAB_H */

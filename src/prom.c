@@ -171,19 +171,19 @@ static void breakdown_labels(struct labels *l, const struct report *r,
 	char buf[64];
 
 	cell_labels(l, layer, op);
-	if (r->by_pid) {
+	if (r->cfg->per_process) {
 		snprintf(buf, sizeof(buf), "%u", e->key.tgid);
 		label(l, "pid", buf);
 		label(l, "comm", e->comm);
 	}
-	if (r->by_disk && layer == LAYER_BLK) {
+	if (r->cfg->per_disk && layer == LAYER_BLK) {
 		if (r->disk_name)
 			r->disk_name(e->key.dev, buf, sizeof(buf));
 		else
 			format_kdev(e->key.dev, buf, sizeof(buf));
 		label(l, "disk", buf);
 	}
-	if (r->by_flags && layer == LAYER_BLK) {
+	if (r->cfg->per_flags && layer == LAYER_BLK) {
 		if (e->key.flags)
 			rq_flags_string(e->key.flags, buf, sizeof(buf));
 		else
@@ -196,7 +196,7 @@ static bool traced(const struct report *r, unsigned int layer, unsigned int op)
 {
 	const struct cell_plan *cp = &r->plan->cells[layer][op];
 
-	return cp->wanted && cp->src != SRC_NONE;
+	return cp->wanted && cp->src != METHOD_NONE;
 }
 
 /* Every traced cell, empty ones too: a series that exists from the first
@@ -226,7 +226,7 @@ static void put_latency(FILE *out, const struct report *r)
 
 				if (e->key.cell_idx != CELL_INDEX(layer, op))
 					continue;
-				if (r->top && shown++ >= r->top)
+				if (r->cfg->top && shown++ >= r->cfg->top)
 					break;
 				breakdown_labels(&l, r, e);
 				put_hist(out, &l, &e->cell);
@@ -263,7 +263,7 @@ static void put_blk_errors(FILE *out, const struct report *r)
 
 			if (e->key.cell_idx != CELL_INDEX(LAYER_BLK, op))
 				continue;
-			if (r->top && shown++ >= r->top)
+			if (r->cfg->top && shown++ >= r->cfg->top)
 				break;
 			breakdown_labels(&l, r, e);
 			fprintf(out, "iostackbreak_blk_errors_total{%s} %" PRIu64 "\n", l.buf,
@@ -357,7 +357,7 @@ static void put_skipped(FILE *out, const struct report *r)
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_plan *cp = &r->plan->cells[layer][op];
 
-			if (!cp->wanted || cp->src != SRC_NONE)
+			if (!cp->wanted || cp->src != METHOD_NONE)
 				continue;
 			cell_labels(&l, layer, op);
 			label(&l, "reason", cp->why);

@@ -47,7 +47,7 @@ void report_skipped_text(FILE *out, const struct plan *plan)
 			const struct cell_plan *cp = &plan->cells[layer][op];
 			unsigned int u;
 
-			if (!cp->wanted || cp->src != SRC_NONE)
+			if (!cp->wanted || cp->src != METHOD_NONE)
 				continue;
 			for (u = first; u < n && strcmp(units[u].why, cp->why); u++)
 				;
@@ -89,9 +89,9 @@ bool report_layer_broken_down(const struct report *r, unsigned int layer)
 {
 	if (!r->breakdowns)
 		return false;
-	if (r->by_pid)
+	if (r->cfg->per_process)
 		return true;
-	return layer == LAYER_BLK && (r->by_disk || r->by_flags);
+	return layer == LAYER_BLK && (r->cfg->per_disk || r->cfg->per_flags);
 }
 
 const char *drop_reason_name(unsigned int reason)
@@ -124,10 +124,10 @@ const char *fd_kind_name(unsigned int kind)
 
 bool report_leaves_out(const struct report *r, unsigned int layer)
 {
-	if (r->all_fds || layer >= NR_LEFT_OUT_LAYERS)
+	if (r->cfg->all_fds || layer >= NR_LEFT_OUT_LAYERS)
 		return false;
 	for (unsigned int op = 0; op < NR_FS_OPS; op++)
-		if (r->plan->cells[layer][op].src != SRC_NONE)
+		if (r->plan->cells[layer][op].src != METHOD_NONE)
 			return true;
 	return false;
 }
@@ -252,16 +252,16 @@ bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part
 	if (part >= NR_CALL_LAYERS)
 		return offcpu;
 	if (op >= 0 && op < NR_FS_OPS)
-		return plan->cells[part][op].src != SRC_NONE;
+		return plan->cells[part][op].src != METHOD_NONE;
 	for (op = 0; op < NR_FS_OPS; op++)
-		if (plan->cells[part][op].src != SRC_NONE)
+		if (plan->cells[part][op].src != METHOD_NONE)
 			return true;
 	return false;
 }
 
 bool report_has_part(const struct report *r, int op, unsigned int part)
 {
-	if (part_traced(r->plan, r->offcpu, op, part))
+	if (part_traced(r->plan, r->cfg->offcpu, op, part))
 		return true;
 	return part < NR_CALL_LAYERS && op >= 0 && op < NR_FS_OPS && r->parts[op][part].sum_ns;
 }
@@ -278,9 +278,7 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	clock_gettime(CLOCK_REALTIME, &r->wall);
 	r->interval_s = secs;
 	r->plan = plan;
-	r->timestamp = cfg->timestamp;
-	r->verdict = !cfg->no_verdict;
-	r->disk = cfg->disk;
+	r->cfg = cfg;
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++) {
 		r->drops[i] = cur->drops[i] - prev->drops[i];
 		r->dropped += r->drops[i];
@@ -288,7 +286,6 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		for (unsigned int o = 0; o < NR_OPS; o++)
 			cell_diff(&r->cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
-	r->all_fds = cfg->all_fds;
 	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
 		for (unsigned int o = 0; o < NR_FS_OPS; o++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
@@ -298,20 +295,13 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 			return -ENOMEM;
 		breakdown_sort_for_report(&r->own_breakdowns);
 		r->breakdowns = &r->own_breakdowns;
-		r->by_pid = cfg->per_process;
-		r->by_disk = cfg->per_disk;
-		r->by_flags = cfg->per_flags;
-		r->top = cfg->top;
 		r->disk_name = disk_name;
 	}
 	if (cfg->stats) {
 		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
 		r->stats = &r->own_stats;
 	}
-	r->root_layer = cfg->split_calls ? plan_root_layer(plan) : -1;
-	r->offcpu = cfg->offcpu;
-	r->events = cfg->slower || cfg->trace;
-	r->part_hists = cfg->part_hists;
+	r->root_layer = plan->split_layer;
 	if (r->root_layer >= 0)
 		calls_diff(r, cur, prev);
 	return 0;
@@ -351,7 +341,7 @@ void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, 
 
 	if (filter_dev)
 		note_gone(r, filter_dev, filter_name, present);
-	if (!r->by_disk)
+	if (!r->cfg->per_disk)
 		return;
 	/* Keys repeat a disk per op, process and flags: ask sysfs once each. */
 	for (size_t i = 0; i < seen->n; i++) {

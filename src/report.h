@@ -31,13 +31,11 @@ struct report {
 	uint64_t dropped;		 /* events that could not be recorded */
 	uint64_t drops[NR_DROP_REASONS]; /* the same, by reason */
 	const struct plan *plan;
-	bool timestamp; /* text: print the time first */
-	bool verdict;	/* text and JSON: the verdict line first (src/verdict.h) */
-	const char *disk; /* -d: the disk's name, or NULL */
+	/* What the command line asked for: the report reads its options
+	 * (--timestamp, --no-verdict, -d, -P/-D/-F, --top, -B, ...) there. */
+	const struct config *cfg;
 	/* Breakdowns (-P, -D, -F): entries in report order, or none. */
-	bool by_pid, by_disk, by_flags;
 	const struct breakdown_set *breakdowns;
-	unsigned int top; /* text: keys shown per cell; 0: all */
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
 	/*
@@ -46,17 +44,13 @@ struct report {
 	 * no time included (in the first bucket).
 	 */
 	int root_layer;
-	bool offcpu;	 /* io_wait, blocked and runqueue are measured */
-	bool events;	 /* --slower or --trace: "lost" says what the ring buffer lost */
-	bool part_hists; /* text: a histogram per part */
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,
-	 * ...), left out of the syscall and vfs layers; none with all_fds
-	 * (--all-fds), which counts them in the cells.
+	 * ...), left out of the syscall and vfs layers; none with --all-fds
+	 * (cfg->all_fds), which counts them in the cells.
 	 */
-	bool all_fds;
 	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];

@@ -51,11 +51,11 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
 	json_object *o = cell_json(layer, op, &e->cell);
 
-	if (r->by_pid) {
+	if (r->cfg->per_process) {
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 	}
-	if (r->by_disk && layer == LAYER_BLK) {
+	if (r->cfg->per_disk && layer == LAYER_BLK) {
 		char name[32], dev[32];
 
 		format_kdev(e->key.dev, dev, sizeof(dev));
@@ -66,7 +66,7 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 		json_object_object_add(o, "disk", json_object_new_string(name));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
-	if (r->by_flags && layer == LAYER_BLK) {
+	if (r->cfg->per_flags && layer == LAYER_BLK) {
 		json_object *flags = json_object_new_array();
 
 		for (unsigned int i = 0; i < NR_RQ_FLAGS; i++)
@@ -111,7 +111,7 @@ static void json_begin(struct sink *s, const struct report *r)
 	format_iso8601(&r->wall, when, sizeof(when));
 	json_object_object_add(js->root, "time", json_object_new_string(when));
 	json_object_object_add(js->root, "interval_s", json_seconds(r->interval_s));
-	if (r->verdict) {
+	if (!r->cfg->no_verdict) {
 		char verdict[512];
 
 		report_verdict(r, verdict, sizeof(verdict));
@@ -125,7 +125,7 @@ static void json_cell(struct sink *s, const struct report *r, unsigned int layer
 	struct json_state *js = s->state;
 	json_object *skip;
 
-	if (cp->src == SRC_NONE) {
+	if (cp->src == METHOD_NONE) {
 		skip = json_object_new_object();
 		json_object_object_add(skip, "layer", json_object_new_string(layer_name(layer)));
 		json_object_object_add(skip, "op", json_object_new_string(op_name(layer, op)));
@@ -178,7 +178,7 @@ static json_object *calls_json(const struct report *r, unsigned int op, uint64_t
 static void json_calls(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
-	json_object *all = json_object_new_array(), *by_pid;
+	json_object *all = json_object_new_array(), *procs;
 	struct cell_hist parts[NR_PARTS];
 
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
@@ -190,9 +190,9 @@ static void json_calls(struct sink *s, const struct report *r)
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
-	if (!r->breakdowns || !r->by_pid)
+	if (!r->breakdowns || !r->cfg->per_process)
 		return;
-	by_pid = json_object_new_array();
+	procs = json_object_new_array();
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int op;
@@ -204,9 +204,9 @@ static void json_calls(struct sink *s, const struct report *r)
 		o = calls_json(r, op, e->cell.count, e->cell.sum_ns, parts);
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
-		json_object_array_add(by_pid, o);
+		json_object_array_add(procs, o);
 	}
-	json_object_object_add(js->root, "breakdown_by_process", by_pid);
+	json_object_object_add(js->root, "breakdown_by_process", procs);
 }
 
 static void json_stats(struct sink *s, const struct report *r)
@@ -266,7 +266,7 @@ static void json_left_out(json_object *root, const struct report *r)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 			json_object *o;
 
-			if (r->plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == METHOD_NONE)
 				continue;
 			o = json_object_new_object();
 			json_object_object_add(o, "layer", json_object_new_string(layer_name(layer)));
@@ -297,7 +297,7 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(drops, drop_reason_name(i),
 				       json_object_new_uint64(r->drops[i]));
 	json_object_object_add(js->root, "dropped_by_reason", drops);
-	if (r->events)
+	if (r->cfg->slower || r->cfg->trace) /* events: what the ring buffer lost */
 		json_object_object_add(js->root, "lost",
 				       json_object_new_uint64(r->drops[DROP_EVENT_LOST]));
 	if (r->nr_gone) {

@@ -93,7 +93,7 @@ static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit
  */
 static bool errors_column(const struct report *r)
 {
-	return r->plan->cells[LAYER_BLK][0].src != SRC_NONE;
+	return r->plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 }
 
 static void print_errors(FILE *out, const struct report *r, unsigned int layer,
@@ -125,7 +125,7 @@ static bool beyond_top(const struct report *r, const struct breakdown_entry *e, 
 		*cell = e->key.cell_idx;
 		*shown = 0;
 	}
-	return r->top && (*shown)++ >= r->top;
+	return r->cfg->top && (*shown)++ >= r->cfg->top;
 }
 
 /* One row per key, busiest first, --top per cell. */
@@ -147,11 +147,11 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 	unsigned int shown = 0, cell = ~0U;
 
 	fprintf(out, "\n%-8s %-7s", "LAYER", "OP");
-	if (r->by_pid)
+	if (r->cfg->per_process)
 		fprintf(out, " %8s %-16s", "PID", "COMM");
-	if (r->by_disk)
+	if (r->cfg->per_disk)
 		fprintf(out, " %-12s", "DISK");
-	if (r->by_flags)
+	if (r->cfg->per_flags)
 		fprintf(out, " %-20s", "FLAGS");
 	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s", "COUNT", "AVG", "P50", "P90", "P99",
 		"MAX", "TOTAL");
@@ -168,12 +168,12 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 			continue;
 		fmt_stats(st, &e->cell, unit);
 		fprintf(out, "%-8s %-7s", layer_name(layer), op_name(layer, op));
-		if (r->by_pid) {
+		if (r->cfg->per_process) {
 			char comm[4 * COMM_LEN + 1];
 
 			fprintf(out, " %8u %-16s", e->key.tgid, shown_comm(e, comm, sizeof(comm)));
 		}
-		if (r->by_disk) {
+		if (r->cfg->per_disk) {
 			char disk[32];
 
 			if (layer != LAYER_BLK)
@@ -184,7 +184,7 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 				format_kdev(e->key.dev, disk, sizeof(disk));
 			fprintf(out, " %-12s", disk);
 		}
-		if (r->by_flags) {
+		if (r->cfg->per_flags) {
 			char flags[64];
 
 			rq_flags_string(layer == LAYER_BLK ? e->key.flags : 0, flags,
@@ -234,12 +234,12 @@ static void text_begin(struct sink *s, const struct report *r)
 	char when[40], verdict[512];
 	struct tm tm;
 
-	if (r->timestamp) {
+	if (r->cfg->timestamp) {
 		localtime_r(&r->wall.tv_sec, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 		fprintf(s->out, "\n%s\n", when);
 	}
-	if (r->verdict) {
+	if (!r->cfg->no_verdict) {
 		report_verdict(r, verdict, sizeof(verdict));
 		fprintf(s->out, "\nverdict: %s\n", verdict);
 	}
@@ -250,7 +250,7 @@ static void text_cell(struct sink *s, const struct report *r, unsigned int layer
 {
 	const struct cell_hist *c = &r->cells[layer][op];
 
-	if (r->plan->cells[layer][op].src == SRC_NONE || (!c->count && !c->errors))
+	if (r->plan->cells[layer][op].src == METHOD_NONE || (!c->count && !c->errors))
 		return;
 	fprintf(s->out, "\n%s %s: %llu %s", layer_name(layer), op_name(layer, op),
 		(unsigned long long)c->count,
@@ -277,7 +277,7 @@ static void text_cells_end(struct sink *s, const struct report *r)
 			const struct cell_hist *c = &r->cells[layer][op];
 			char st[6][32];
 
-			if (r->plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == METHOD_NONE)
 				continue;
 			fmt_stats(st, c, s->unit);
 			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s",
@@ -407,7 +407,7 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 		unsigned int n = 0;
 
 		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-			if (r->plan->cells[layer][op].src == SRC_NONE)
+			if (r->plan->cells[layer][op].src == METHOD_NONE)
 				continue;
 			n++;
 			t += (size_t)snprintf(traced + t, sizeof(traced) - t, "%s%s", t ? ", " : "",
@@ -437,7 +437,7 @@ static void text_calls(struct sink *s, const struct report *r)
 	if (untraced[0])
 		fprintf(out, "(%s self time includes %s on CPU: not traced here)\n", root,
 			untraced);
-	if (!r->offcpu)
+	if (!r->cfg->offcpu)
 		fprintf(out, "(--no-offcpu: time off CPU counts as self time)\n");
 	fprintf(out, "%-7s %10s %12s  %-9s %6s %12s %12s %12s\n", "OP", "COUNT", "AVG", "PART",
 		"SHARE", "AVG", "P50", "P99");
@@ -473,7 +473,7 @@ static void text_calls(struct sink *s, const struct report *r)
 		fprintf(out, "%-7s blk: %.2f requests, %.1f KiB per call\n", "",
 			(double)c->blk_requests / (double)c->count,
 			(double)c->blk_bytes / 1024.0 / (double)c->count);
-		if (!r->part_hists)
+		if (!r->cfg->part_hists)
 			continue;
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
 			if (!report_has_part(r, (int)op, part))
@@ -485,7 +485,7 @@ static void text_calls(struct sink *s, const struct report *r)
 	}
 	if (!any)
 		fprintf(out, "(no calls)\n");
-	if (r->breakdowns && r->by_pid)
+	if (r->breakdowns && r->cfg->per_process)
 		text_process_calls(s, r);
 }
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A tracing session: configuration -> knobs -> start -> loop -> report ->
- * stop. One poll() loop waits on every source of work, each a descriptor:
- * a signalfd for the stop signals and SIGCHLD, a timerfd for interval
- * reports and one for --duration, a pidfd per -p target. A new source (a
- * ring buffer, an HTTP listener) is one more descriptor in the loop.
+ * A tracing session: configuration -> targets (what -p, --cgroup, -d and
+ * --file resolve to) -> plan -> start (knobs.c sets the BPF globals) ->
+ * loop -> report -> stop. One poll() loop waits on the session's sources
+ * of work, each a descriptor: a signalfd for the stop signals and SIGCHLD,
+ * a timerfd for interval reports (or the textfile) and one for --duration,
+ * stdout when its reader can go away, the events ring buffer (--slower,
+ * --trace), a pidfd per -p target. The exporter's HTTP listener is not one
+ * of them: libmicrohttpd serves it on its own thread (metrics.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +58,7 @@ struct session {
 	struct kcaps caps;
 	bool have_caps;
 	struct plan plan;
-	struct tracer_knobs knobs;
+	struct targets targets;
 	struct tracer tracer;
 	struct command cmd;
 	struct sink sink;
@@ -168,32 +171,30 @@ static int watch_pids(struct session *s)
 			fcntl(fd, F_SETFD, FD_CLOEXEC);
 			s->pid_fd[s->nr_pid_fds++] = fd;
 		}
-		s->knobs.tgids[s->knobs.nr_tgids++] = cfg->pids[i];
+		s->targets.tgids[s->targets.nr_tgids++] = cfg->pids[i];
 	}
 	s->nr_alive = s->nr_pid_fds;
 	return 0;
 }
 
-/* Command line -> the knobs of the BPF programs, checking every target. */
-static int set_knobs(struct session *s)
+/* The command line's targets: each must exist; what they resolve to. */
+static int resolve_targets(struct session *s)
 {
 	const struct config *cfg = s->cfg;
-	struct tracer_knobs *k = &s->knobs;
+	struct targets *tg = &s->targets;
 	struct disk_id disk;
 	char err[512];
 
-	k->cgroup_fd = -1;
+	tg->cgroup_fd = -1;
 	if (watch_pids(s))
 		return -1;
 	if (cfg->tid && kill(cfg->tid, 0) && errno == ESRCH) {
 		say("no thread with TID %d: check the TID (it may have exited)", cfg->tid);
 		return -1;
 	}
-	k->tid = cfg->tid;
-	k->comm = cfg->comm;
 	if (cfg->cgroup) {
-		k->cgroup_fd = open_cgroup(cfg->cgroup, err, sizeof(err));
-		if (k->cgroup_fd < 0) {
+		tg->cgroup_fd = open_cgroup(cfg->cgroup, err, sizeof(err));
+		if (tg->cgroup_fd < 0) {
 			say("%s", err);
 			return -1;
 		}
@@ -203,36 +204,15 @@ static int set_knobs(struct session *s)
 			say("%s", err);
 			return -1;
 		}
-		k->filter_dev = true;
-		k->dev_major = disk.major;
-		k->dev_minor = disk.minor;
+		tg->dev = KDEV_MAKE(disk.major, disk.minor);
 	}
-	k->by_pid = cfg->per_process;
-	k->by_disk = cfg->per_disk;
-	k->by_flags = cfg->per_flags;
-	k->max_keys = cfg->max_keys;
-	/* A command is followed into its children unless told not to, as
-	 * strace -f and perf stat do; -p processes only with -f. */
-	k->follow_children = cfg->command ? !cfg->no_children : cfg->children;
-	k->seed_children = cfg->children;
-	k->split_calls = cfg->split_calls;
-	k->offcpu = cfg->offcpu;
-	k->all_fds = cfg->all_fds;
-	k->queued = cfg->queued;
-	k->events = cfg->slower || cfg->trace;
-	k->trace = cfg->trace != NULL;
-	k->full_path = cfg->full_path;
-	/* With --trace every call goes up: only its end says what to keep. */
-	k->slower_ns = cfg->trace ? 0 : cfg->slower_ns;
-	k->ring_bytes = cfg->trace ? 64U << 20 : 16U << 20;
 	for (unsigned int i = 0; i < cfg->nr_files; i++) {
-		if (file_id_resolve(cfg->files[i], "/proc/self/mountinfo", &k->files[i], err,
+		if (file_id_resolve(cfg->files[i], "/proc/self/mountinfo", &tg->files[i], err,
 				    sizeof(err))) {
 			say("%s", err);
 			return -1;
 		}
 	}
-	k->nr_files = cfg->nr_files;
 	return 0;
 }
 
@@ -262,7 +242,7 @@ static int session_start(struct session *s)
 	const struct config *cfg = s->cfg;
 	char err[512];
 
-	if (set_knobs(s))
+	if (resolve_targets(s))
 		return -1;
 	if (kcaps_probe(&s->caps, err, sizeof(err))) {
 		say("%s", err);
@@ -279,8 +259,8 @@ static int session_start(struct session *s)
 			say("cannot start %s: %s", cfg->command[0], strerror(errno));
 			return -1;
 		}
-		s->knobs.tgids[0] = s->cmd.pid;
-		s->knobs.nr_tgids = 1;
+		s->targets.tgids[0] = s->cmd.pid;
+		s->targets.nr_tgids = 1;
 	}
 	/* Before attaching: every run of our programs is then accounted. */
 	if (cfg->stats) {
@@ -290,7 +270,7 @@ static int session_start(struct session *s)
 			return -1;
 		}
 	}
-	if (tracer_start(&s->tracer, &s->plan, &s->knobs, err, sizeof(err))) {
+	if (tracer_start(&s->tracer, &s->plan, cfg, &s->targets, err, sizeof(err))) {
 		say("%s", err);
 		return -1;
 	}
@@ -299,8 +279,7 @@ static int session_start(struct session *s)
 	/* Gone (or empty: a loop device with no file) before tracing began:
 	 * there would be nothing to report, so it is an error, unlike a disk
 	 * that goes away during the run. */
-	if (s->knobs.filter_dev &&
-	    !disk_present_kdev(KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor))) {
+	if (cfg->disk && !disk_present_kdev(s->targets.dev)) {
 		say("disk %s has no medium or went away (size 0, or gone from /sys/block): "
 		    "give -d a disk that is there",
 		    cfg->disk);
@@ -323,8 +302,8 @@ static int open_events(struct session *s)
 	struct event_ctx ctx = {
 		.unit = s->cfg->unit,
 		.plan = &s->plan,
-		.parts = s->tracer.root_layer >= 0,
-		.offcpu = s->tracer.root_layer >= 0 && s->cfg->offcpu,
+		.parts = s->plan.split_layer >= 0,
+		.offcpu = s->plan.split_layer >= 0 && s->cfg->offcpu,
 		.disk_name = disk_name_kdev,
 	};
 	char err[512];
@@ -406,10 +385,8 @@ static int write_report(struct session *s, bool interval)
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
 	}
-	report_find_gone_disks(
-	    &r, &s->cur.breakdowns,
-	    s->knobs.filter_dev ? KDEV_MAKE(s->knobs.dev_major, s->knobs.dev_minor) : 0,
-	    s->cfg->disk, disk_present_kdev);
+	report_find_gone_disks(&r, &s->cur.breakdowns, s->cfg->disk ? s->targets.dev : 0,
+			       s->cfg->disk, disk_present_kdev);
 	err = sink_write(&s->sink, &r);
 	if (s->heatmap && heatmap_add(s->heatmap, &r)) {
 		say("out of memory for the heat map");
@@ -551,8 +528,8 @@ static void session_stop(struct session *s)
 	if (s->out && fclose(s->out))
 		say("cannot write the reports to %s: %s", s->cfg->output, strerror(errno));
 	s->out = NULL;
-	if (s->knobs.cgroup_fd >= 0)
-		close(s->knobs.cgroup_fd);
+	if (s->targets.cgroup_fd >= 0)
+		close(s->targets.cgroup_fd);
 	if (s->stats_fd >= 0)
 		close(s->stats_fd); /* the kernel stops its accounting with it */
 	for (unsigned int i = 0; i < s->nr_pid_fds; i++)
@@ -638,6 +615,7 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		.tick_fd = -1,
 		.end_fd = -1,
 		.stats_fd = -1,
+		.targets.cgroup_fd = -1,
 		.out_fd = output_watch_fd(cfg),
 	};
 	/* A closed stdout is an EPIPE from write and ends the run (exit 0), as

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Output sinks: where reports go. One small interface, one implementation
- * per format (text, JSON; next Prometheus, events, trace files), chosen once
- * when the session starts. sink_write() drives a report through it:
+ * per format (text, JSON), chosen once when the session starts.
+ * sink_write() drives a report through it:
  *
  *   report_begin, cell (every cell the user asked for, traced or skipped,
  *   in layer/op order), cells_end, calls (where the time of calls went,
  *   when they are split), breakdown_rows (with -P/-D/-F), stats (with
  *   --stats), report_end
  *
- * A sink leaves out the calls it has no use for (NULL).
+ * A sink leaves out the calls it has no use for (NULL). The other outputs
+ * are not reports of intervals and do not go through sink_ops: Prometheus
+ * text is rendered from a report by prom.c (metrics.c serves or writes
+ * it), and single calls go from the ring buffer to their event lines and
+ * trace file through events.c.
  */
 #ifndef SINK_H
 #define SINK_H

@@ -99,12 +99,12 @@ static void waited_disk(const struct report *r, char *buf, size_t sz)
 	uint32_t best_dev = 0;
 	bool several = false;
 
-	if (r->disk) {
-		snprintf(buf, sz, "%s", r->disk);
+	if (r->cfg->disk) {
+		snprintf(buf, sz, "%s", r->cfg->disk);
 		return;
 	}
 	buf[0] = '\0';
-	if (!r->breakdowns || !r->by_disk)
+	if (!r->breakdowns || !r->cfg->per_disk)
 		return;
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];

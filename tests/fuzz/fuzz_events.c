@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx.offcpu = take_u8(&in) & 1;
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
-			plan.cells[layer][op].src = take_u8(&in) & 1 ? SRC_TP_BTF : SRC_NONE;
+			plan.cells[layer][op].src = take_u8(&in) & 1 ? METHOD_TP_BTF : METHOD_NONE;
 	ctx.plan = &plan;
 	t = trace_open_stream(f, 1 + take_u8(&in) * 4, take_u8(&in) % 4 ? take_u8(&in) * 50 : 0,
 			      disk);

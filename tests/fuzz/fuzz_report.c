@@ -66,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct plan plan;
 	static struct report r;
+	static struct config cfg;
 	static struct breakdown_entry entries[24];
 	struct fuzz_in in = { data, size };
 	unsigned int traced = 0, skipped = 0, rows = 0, objects, n_keys;
@@ -75,12 +76,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&plan, 0, sizeof(plan));
 	memset(&r, 0, sizeof(r));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.no_verdict = true;
 	r.plan = &plan;
+	r.cfg = &cfg;
 	r.root_layer = -1;
 	r.interval_s = (double)take_u8(&in) / 7.0 + 0.001;
 	r.wall.tv_sec = (time_t)(take_u64(&in) % 4000000000ULL);
-	r.timestamp = take_u8(&in) & 1;
-	r.top = take_u8(&in) % 4;
+	cfg.timestamp = take_u8(&in) & 1;
+	cfg.top = take_u8(&in) % 4;
 	r.disk_name = take_u8(&in) & 1 ? disk_namer_fuzz : NULL;
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
@@ -91,22 +95,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue; /* not asked for */
 			cp->wanted = true;
 			if (how == 1) {
-				cp->src = SRC_NONE;
+				cp->src = METHOD_NONE;
 				take_str(&in, cp->why, sizeof(cp->why));
 				skipped++;
 				continue;
 			}
-			cp->src = SRC_TP_BTF;
+			cp->src = METHOD_TP_BTF;
 			cp->nr_targets = 1;
 			cp->targets[0] = "fuzz";
 			traced++;
 			take_cell(&in, &r.cells[l][op], l == LAYER_BLK);
 		}
 	}
-	r.by_pid = take_u8(&in) & 1;
-	r.by_disk = take_u8(&in) & 1;
-	r.by_flags = take_u8(&in) & 1;
-	n_keys = (r.by_pid || r.by_disk || r.by_flags) ? take_u8(&in) % 24 : 0;
+	cfg.per_process = take_u8(&in) & 1;
+	cfg.per_disk = take_u8(&in) & 1;
+	cfg.per_flags = take_u8(&in) & 1;
+	n_keys = (cfg.per_process || cfg.per_disk || cfg.per_flags) ? take_u8(&in) % 24 : 0;
 	for (unsigned int i = 0; i < n_keys; i++) {
 		struct breakdown_entry *e = &entries[i];
 		unsigned int l = take_u8(&in) % NR_LAYERS;
@@ -132,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.dropped += r.drops[i];
 	}
 	/* Calls left out (last: older inputs keep their meaning above). */
-	r.all_fds = take_u8(&in) & 1;
+	cfg.all_fds = take_u8(&in) & 1;
 	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
@@ -145,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(o, "JSON does not parse: %s", json);
 	FUZZ_CHECK(json_object_object_get_ex(o, "cells", &cells), "no cells: %s", json);
 	objects = (unsigned int)json_object_array_length(cells);
-	if (!r.by_pid && !r.by_disk && !r.by_flags)
+	if (!cfg.per_process && !cfg.per_disk && !cfg.per_flags)
 		FUZZ_CHECK(objects == traced, "%u cells for %u traced: %s", objects, traced, json);
 	json_object_put(o);
 	free(json);

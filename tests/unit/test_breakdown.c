@@ -75,6 +75,7 @@ Test(breakdown, top_keeps_the_busiest_rows_per_cell)
 {
 	static struct plan plan;
 	static struct report r;
+	static struct config cfg = { .per_process = true, .top = 2, .no_verdict = true };
 	struct breakdown_entry v[] = {
 		entry(LAYER_SYSCALL, FSOP_READ, 111, "one", a3, 3),
 		entry(LAYER_SYSCALL, FSOP_READ, 222, "two", a5, 5),
@@ -87,12 +88,11 @@ Test(breakdown, top_keeps_the_busiest_rows_per_cell)
 	const char *text;
 
 	plan.cells[LAYER_SYSCALL][FSOP_READ] =
-	    (struct cell_plan){ .wanted = true, .src = SRC_TRACEPOINT };
+	    (struct cell_plan){ .wanted = true, .src = METHOD_TRACEPOINT };
 	plan.cells[LAYER_SYSCALL][FSOP_WRITE] = plan.cells[LAYER_SYSCALL][FSOP_READ];
 	r.plan = &plan;
 	r.breakdowns = &set;
-	r.by_pid = true;
-	r.top = 2;
+	r.cfg = &cfg;
 	breakdown_sort_for_report(&set);
 	sink_text_open(&sink, membuf_open(&m), UNIT_NS);
 	cr_assert_eq(sink_write(&sink, &r), 0);

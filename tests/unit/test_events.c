@@ -87,7 +87,7 @@ static void sample_call(struct call_path_event *pe)
 }
 
 /* The syscall layer traces reads; nothing else is traced. */
-static const struct plan syscall_reads = { .cells[LAYER_SYSCALL][FSOP_READ].src = SRC_TP_BTF };
+static const struct plan syscall_reads = { .cells[LAYER_SYSCALL][FSOP_READ].src = METHOD_TP_BTF };
 
 static const struct event_ctx ctx = {
 	.unit = UNIT_US,

@@ -117,10 +117,10 @@ static const struct ok_case ok_cases[] = {
 	{ .args = { "-u", NULL }, .want = { DEF, .unit = UNIT_US } },
 	{ .args = { "--microseconds", NULL }, .want = { DEF, .unit = UNIT_US } },
 	{ .args = { "--json", NULL }, .want = { DEF, .json = true } },
-	{ .args = { "--attach", "auto", NULL }, .want = { DEF, .attach = ATTACH_AUTO } },
-	{ .args = { "--attach", "fentry", NULL }, .want = { DEF, .attach = ATTACH_FENTRY } },
-	{ .args = { "--attach=kprobe", NULL }, .want = { DEF, .attach = ATTACH_KPROBE } },
-	{ .args = { "--attach=tracepoint", NULL }, .want = { DEF, .attach = ATTACH_TRACEPOINT } },
+	{ .args = { "--attach", "auto", NULL }, .want = { DEF, .attach = METHOD_NONE } },
+	{ .args = { "--attach", "fentry", NULL }, .want = { DEF, .attach = METHOD_FENTRY } },
+	{ .args = { "--attach=kprobe", NULL }, .want = { DEF, .attach = METHOD_KPROBE } },
+	{ .args = { "--attach=tracepoint", NULL }, .want = { DEF, .attach = METHOD_TRACEPOINT } },
 	{ .args = { "--plan", NULL }, .want = { DEF, .plan_only = true } },
 	{ .args = { "-v", NULL }, .want = { DEF, .verbose = true } },
 	{ .args = { "--verbose", NULL }, .want = { DEF, .verbose = true } },
@@ -147,7 +147,7 @@ static const struct ok_case ok_cases[] = {
 		    .unit = UNIT_US,
 		    .json = true,
 		    .verbose = true,
-		    .attach = ATTACH_FENTRY,
+		    .attach = METHOD_FENTRY,
 		    .interval = 1,
 		    .count = 3 } },
 	/* Exporter mode: 127.0.0.1 unless an address is asked for. */
@@ -246,7 +246,7 @@ static void check_ok(const struct ok_case *tc)
 	cr_assert_eq(cfg.plan_only, w->plan_only, "[%s] plan_only", what);
 	cr_assert_eq(cfg.verbose, w->verbose, "[%s] verbose", what);
 	cr_assert_eq(cfg.attach, w->attach, "[%s] attach %s, want %s", what,
-		     attach_mode_name(cfg.attach), attach_mode_name(w->attach));
+		     attach_name(cfg.attach), attach_name(w->attach));
 	cr_assert_eq(cfg.interval, w->interval, "[%s] interval %u, want %u", what, cfg.interval,
 		     w->interval);
 	cr_assert_eq(cfg.count, w->count, "[%s] count %u, want %u", what, cfg.count, w->count);
@@ -510,7 +510,7 @@ Test(opts, help_text, .init = cr_redirect_stdout)
 	text[n] = '\0';
 	cr_assert_not_null(strstr(text, "--type"), "help lacks --type:\n%s", text);
 	cr_assert_not_null(strstr(text, "--attach"), "help lacks --attach:\n%s", text);
-	cr_assert_not_null(strstr(text, "syscall, vfs, ext4, xfs, btrfs, blk"),
+	cr_assert_not_null(strstr(text, "syscall, vfs, ext4, xfs, btrfs, f2fs, blk"),
 			   "help lacks the layer list:\n%s", text);
 }
 
@@ -519,10 +519,10 @@ Test(opts, names)
 	cr_assert_str_eq(unit_name(UNIT_NS), "ns");
 	cr_assert_str_eq(unit_name(UNIT_US), "us");
 	cr_assert_str_eq(unit_name(UNIT_MS), "ms");
-	cr_assert_str_eq(attach_mode_name(ATTACH_AUTO), "auto");
-	cr_assert_str_eq(attach_mode_name(ATTACH_FENTRY), "fentry");
-	cr_assert_str_eq(attach_mode_name(ATTACH_KPROBE), "kprobe");
-	cr_assert_str_eq(attach_mode_name(ATTACH_TRACEPOINT), "tracepoint");
+	cr_assert_str_eq(attach_name(METHOD_NONE), "auto");
+	cr_assert_str_eq(attach_name(METHOD_FENTRY), "fentry");
+	cr_assert_str_eq(attach_name(METHOD_KPROBE), "kprobe");
+	cr_assert_str_eq(attach_name(METHOD_TRACEPOINT), "tracepoint");
 }
 
 /* parse_layer_list() on its own: the word it returns is the bad one. */

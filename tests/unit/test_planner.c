@@ -18,7 +18,7 @@ static struct fake_kernel fk;
 static struct plan plan;
 static struct config cfg;
 
-static void build(enum fake_profile p, const char *layers, enum attach_mode mode)
+static void build(enum fake_profile p, const char *layers, enum attach_method mode)
 {
 	fake_kernel_init(&fk, p);
 	unit_config(&cfg, layers, mode);
@@ -30,7 +30,7 @@ static void replan(void)
 	plan_build(&fk.caps, &cfg, &plan);
 }
 
-static void plan_for(enum fake_profile p, const char *layers, enum attach_mode mode)
+static void plan_for(enum fake_profile p, const char *layers, enum attach_method mode)
 {
 	build(p, layers, mode);
 	replan();
@@ -53,7 +53,7 @@ static const char *targets_str(const struct cell_plan *cp)
  * One cell: its source, its targets in order (NULL-terminated; NULL list:
  * not checked) and phrases its reason must contain.
  */
-static void expect_cell(unsigned int layer, unsigned int op, enum source src,
+static void expect_cell(unsigned int layer, unsigned int op, enum attach_method src,
 			const char *const *targets, const char *const *needles)
 {
 	const struct cell_plan *cp = &plan.cells[layer][op];
@@ -61,8 +61,8 @@ static void expect_cell(unsigned int layer, unsigned int op, enum source src,
 
 	cr_assert(cp->wanted, "%s %s not wanted", name, opn);
 	cr_assert_eq(cp->src, src, "%s %s: source %s, want %s (why: %s)", name, opn,
-		     source_name(cp->src), source_name(src), cp->why);
-	if (src == SRC_NONE) {
+		     method_name(cp->src), method_name(src), cp->why);
+	if (src == METHOD_NONE) {
 		cr_assert_eq(cp->nr_targets, 0, "%s %s: skipped but has targets %s", name, opn,
 			     targets_str(cp));
 		cr_assert_neq(cp->why[0], '\0', "%s %s: skipped without a reason", name, opn);
@@ -78,7 +78,7 @@ static void expect_cell(unsigned int layer, unsigned int op, enum source src,
 			cr_assert_str_eq(cp->targets[i], targets[i], "%s %s: target %u (%s)", name,
 					 opn, i, targets_str(cp));
 			cr_assert_eq(cp->tgt_src[i], src, "%s %s: target %s source %s", name, opn,
-				     targets[i], source_name(cp->tgt_src[i]));
+				     targets[i], method_name(cp->tgt_src[i]));
 		}
 	}
 	for (unsigned int i = 0; needles && needles[i]; i++)
@@ -117,14 +117,14 @@ static const char *const *const btrfs_targets[NR_FS_OPS] = {
 	T("btrfs_sync_file"),
 };
 
-static void expect_layer(unsigned int layer, enum source src,
+static void expect_layer(unsigned int layer, enum attach_method src,
 			 const char *const *const targets[NR_FS_OPS], const char *const *needles)
 {
 	for (unsigned int op = 0; op < NR_FS_OPS; op++)
 		expect_cell(layer, op, src, targets ? targets[op] : NULL, needles);
 }
 
-static void expect_blk(enum source src, const char *origin)
+static void expect_blk(enum attach_method src, const char *origin)
 {
 	const char *const with[] = { origin, "block_rq_issue", "block_rq_complete", NULL };
 	const char *const queued[] = { origin, "block_rq_complete", NULL };
@@ -148,16 +148,16 @@ static void expect_blk(enum source src, const char *origin)
 
 Test(planner, debian61_auto)
 {
-	plan_for(FAKE_DEBIAN61, NULL, ATTACH_AUTO);
+	plan_for(FAKE_DEBIAN61, NULL, METHOD_NONE);
 
 	cr_assert_gt(fk.lookups, 0, "the planner never asked the kernel");
-	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
-	expect_layer(LAYER_VFS, SRC_FENTRY, vfs_targets, NULL);
-	expect_layer(LAYER_EXT4, SRC_FENTRY, ext4_targets, NULL);
-	expect_layer(LAYER_XFS, SRC_NONE, NULL, T("xfs", "modprobe xfs"));
-	expect_layer(LAYER_BTRFS, SRC_FENTRY, btrfs_targets, NULL);
-	expect_blk(SRC_TP_BTF, NULL);
-	cr_assert_eq(plan.mode, ATTACH_AUTO);
+	expect_layer(LAYER_SYSCALL, METHOD_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, METHOD_FENTRY, vfs_targets, NULL);
+	expect_layer(LAYER_EXT4, METHOD_FENTRY, ext4_targets, NULL);
+	expect_layer(LAYER_XFS, METHOD_NONE, NULL, T("xfs", "modprobe xfs"));
+	expect_layer(LAYER_BTRFS, METHOD_FENTRY, btrfs_targets, NULL);
+	expect_blk(METHOD_TP_BTF, NULL);
+	cr_assert_eq(plan.mode, METHOD_NONE);
 	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
 	cr_assert(plan.kprobe_fallback, "auto mode with kprobes may fall back");
 	cr_assert_not(plan.blk_rq_q_arg);
@@ -170,42 +170,55 @@ Test(planner, debian61_auto)
 
 Test(planner, debian61_xfs_loaded)
 {
-	build(FAKE_DEBIAN61, "xfs", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "xfs", METHOD_NONE);
 	fake_add_fs(&fk, "xfs");
 	replan();
-	expect_cell(LAYER_XFS, FSOP_READ, SRC_FENTRY, T("xfs_file_read_iter"), NULL);
-	expect_cell(LAYER_XFS, FSOP_FSYNC, SRC_FENTRY, T("xfs_file_fsync"), NULL);
+	expect_cell(LAYER_XFS, FSOP_READ, METHOD_FENTRY, T("xfs_file_read_iter"), NULL);
+	expect_cell(LAYER_XFS, FSOP_FSYNC, METHOD_FENTRY, T("xfs_file_fsync"), NULL);
 	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
 	/* Only the layer asked for is wanted. */
 	cr_assert_not(plan.cells[LAYER_EXT4][FSOP_READ].wanted);
 	cr_assert_eq(plan_nr_traced(&plan), 4);
 }
 
+Test(planner, debian61_f2fs_loaded)
+{
+	build(FAKE_DEBIAN61, "f2fs", METHOD_NONE);
+	fake_add_fs(&fk, "f2fs");
+	replan();
+	expect_cell(LAYER_F2FS, FSOP_READ, METHOD_FENTRY, T("f2fs_file_read_iter"), NULL);
+	expect_cell(LAYER_F2FS, FSOP_WRITE, METHOD_FENTRY, T("f2fs_file_write_iter"), NULL);
+	expect_cell(LAYER_F2FS, FSOP_OPEN, METHOD_FENTRY, T("f2fs_file_open"), NULL);
+	expect_cell(LAYER_F2FS, FSOP_FSYNC, METHOD_FENTRY, T("f2fs_sync_file"), NULL);
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
+	cr_assert_eq(plan_nr_traced(&plan), 4);
+}
+
 /* Candidates the kernel lacks are dropped, the others kept in order. */
 Test(planner, missing_candidates_dropped)
 {
-	build(FAKE_DEBIAN61, "syscall,vfs", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "syscall,vfs", METHOD_NONE);
 	fake_del_fn(&fk, "vfs_iter_read");
 	fake_del_tp(&fk, "syscalls", "sys_enter_openat2"); /* half a pair is no pair */
 	fake_del_tp(&fk, "syscalls", "sys_exit_pwritev2");
 	replan();
-	expect_cell(LAYER_VFS, FSOP_READ, SRC_FENTRY, T("vfs_read", "vfs_readv"), NULL);
-	expect_cell(LAYER_VFS, FSOP_WRITE, SRC_FENTRY, vfs_targets[FSOP_WRITE], NULL);
-	expect_cell(LAYER_SYSCALL, FSOP_OPEN, SRC_TRACEPOINT, T("open", "openat", "creat"), NULL);
-	expect_cell(LAYER_SYSCALL, FSOP_WRITE, SRC_TRACEPOINT,
+	expect_cell(LAYER_VFS, FSOP_READ, METHOD_FENTRY, T("vfs_read", "vfs_readv"), NULL);
+	expect_cell(LAYER_VFS, FSOP_WRITE, METHOD_FENTRY, vfs_targets[FSOP_WRITE], NULL);
+	expect_cell(LAYER_SYSCALL, FSOP_OPEN, METHOD_TRACEPOINT, T("open", "openat", "creat"), NULL);
+	expect_cell(LAYER_SYSCALL, FSOP_WRITE, METHOD_TRACEPOINT,
 		    T("write", "pwrite64", "writev", "pwritev"), NULL);
 }
 
 /* arm64 has no open(2) nor creat(2). */
 Test(planner, arm64_like_syscalls)
 {
-	build(FAKE_DEBIAN61, "syscall", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "syscall", METHOD_NONE);
 	fake_del_tp(&fk, "syscalls", "sys_enter_open");
 	fake_del_tp(&fk, "syscalls", "sys_exit_open");
 	fake_del_tp(&fk, "syscalls", "sys_enter_creat");
 	fake_del_tp(&fk, "syscalls", "sys_exit_creat");
 	replan();
-	expect_cell(LAYER_SYSCALL, FSOP_OPEN, SRC_TRACEPOINT, T("openat", "openat2"), NULL);
+	expect_cell(LAYER_SYSCALL, FSOP_OPEN, METHOD_TRACEPOINT, T("openat", "openat2"), NULL);
 }
 
 /* A kernel without syscall tracepoints: syscalls by function instead. */
@@ -214,7 +227,7 @@ Test(planner, no_syscall_tracepoints)
 	static const char *const sys[] = { FAKE_SYSCALLS };
 	char ev[FAKE_NAME_LEN];
 
-	build(FAKE_DEBIAN61, "syscall", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "syscall", METHOD_NONE);
 	for (unsigned int i = 0; i < ARRAY_SIZE(sys); i++) {
 		snprintf(ev, sizeof(ev), "sys_enter_%s", sys[i]);
 		fake_del_tp(&fk, "syscalls", ev);
@@ -222,7 +235,7 @@ Test(planner, no_syscall_tracepoints)
 		fake_del_tp(&fk, "syscalls", ev);
 	}
 	replan();
-	expect_layer(LAYER_SYSCALL, SRC_FENTRY, sys_targets, T("tracepoint: none"));
+	expect_layer(LAYER_SYSCALL, METHOD_FENTRY, sys_targets, T("tracepoint: none"));
 	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
 }
 
@@ -232,24 +245,24 @@ Test(planner, fentry_without_functions_falls_to_kprobe)
 	static const char *const fns[] = { "ext4_file_read_iter", "ext4_file_write_iter",
 					   "ext4_file_open", "ext4_sync_file" };
 
-	build(FAKE_DEBIAN61, "ext4", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "ext4", METHOD_NONE);
 	for (unsigned int i = 0; i < ARRAY_SIZE(fns); i++)
 		fake_del(&fk, "btf", fns[i]);
 	replan();
-	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, T("fentry: none of its functions"));
-	expect_cell(LAYER_EXT4, FSOP_READ, SRC_KPROBE, NULL, T("ext4_file_read_iter"));
+	expect_layer(LAYER_EXT4, METHOD_KPROBE, ext4_targets, T("fentry: none of its functions"));
+	expect_cell(LAYER_EXT4, FSOP_READ, METHOD_KPROBE, NULL, T("ext4_file_read_iter"));
 }
 
 /* ---- (b) kprobes only ---- */
 
 Test(planner, kprobes_only_auto)
 {
-	plan_for(FAKE_KPROBES, NULL, ATTACH_AUTO);
-	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
-	expect_layer(LAYER_VFS, SRC_KPROBE, vfs_targets, T("fentry: " FAKE_FENTRY_WHY));
-	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, T("fentry: " FAKE_FENTRY_WHY));
-	expect_layer(LAYER_BTRFS, SRC_KPROBE, btrfs_targets, NULL);
-	expect_blk(SRC_TP_BTF, NULL);
+	plan_for(FAKE_KPROBES, NULL, METHOD_NONE);
+	expect_layer(LAYER_SYSCALL, METHOD_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, METHOD_KPROBE, vfs_targets, T("fentry: " FAKE_FENTRY_WHY));
+	expect_layer(LAYER_EXT4, METHOD_KPROBE, ext4_targets, T("fentry: " FAKE_FENTRY_WHY));
+	expect_layer(LAYER_BTRFS, METHOD_KPROBE, btrfs_targets, NULL);
+	expect_blk(METHOD_TP_BTF, NULL);
 	cr_assert(plan.kprobe_fallback);
 }
 
@@ -257,26 +270,26 @@ Test(planner, kprobes_only_auto)
 
 Test(planner, tracepoints_only_auto)
 {
-	plan_for(FAKE_TRACEPOINTS, NULL, ATTACH_AUTO);
-	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
-	expect_layer(LAYER_VFS, SRC_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
+	plan_for(FAKE_TRACEPOINTS, NULL, METHOD_NONE);
+	expect_layer(LAYER_SYSCALL, METHOD_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, METHOD_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
 	for (unsigned int op = FSOP_READ; op < FSOP_FSYNC; op++)
-		expect_cell(LAYER_EXT4, op, SRC_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
+		expect_cell(LAYER_EXT4, op, METHOD_NONE, NULL, T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
 	/* ext4 has tracepoints around fsync: the one op that still works. */
-	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file_enter"),
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, METHOD_TRACEPOINT, T("ext4_sync_file_enter"),
 		    T(FAKE_FENTRY_WHY, FAKE_KPROBE_WHY));
-	expect_layer(LAYER_BTRFS, SRC_NONE, NULL, NULL);
-	expect_blk(SRC_TP_BTF, NULL);
+	expect_layer(LAYER_BTRFS, METHOD_NONE, NULL, NULL);
+	expect_blk(METHOD_TP_BTF, NULL);
 	cr_assert_not(plan.kprobe_fallback, "no kprobes: nothing to fall back to");
 	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0, "all layers by default: never failed");
 }
 
 Test(planner, tracepoints_only_without_ext4_tracepoints)
 {
-	build(FAKE_TRACEPOINTS, "ext4", ATTACH_AUTO);
+	build(FAKE_TRACEPOINTS, "ext4", METHOD_NONE);
 	fake_del_tp(&fk, "ext4", "ext4_sync_file_exit");
 	replan();
-	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_NONE, NULL, T("tracepoint: none"));
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, METHOD_NONE, NULL, T("tracepoint: none"));
 	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_EXT4));
 }
 
@@ -284,20 +297,20 @@ Test(planner, tracepoints_only_without_ext4_tracepoints)
 
 Test(planner, no_btf)
 {
-	plan_for(FAKE_NO_BTF, NULL, ATTACH_AUTO);
-	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
-	expect_layer(LAYER_VFS, SRC_KPROBE, vfs_targets, T("fentry", "BTF"));
-	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, T("fentry", "BTF"));
+	plan_for(FAKE_NO_BTF, NULL, METHOD_NONE);
+	expect_layer(LAYER_SYSCALL, METHOD_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, METHOD_KPROBE, vfs_targets, T("fentry", "BTF"));
+	expect_layer(LAYER_EXT4, METHOD_KPROBE, ext4_targets, T("fentry", "BTF"));
 	/* No BTF: the block layer's typed tracepoints are out, raw ones in. */
-	expect_blk(SRC_RAW_TP, NULL);
-	expect_cell(LAYER_BLK, BLKOP_READ, SRC_RAW_TP, NULL, T("tp_btf", "BTF"));
+	expect_blk(METHOD_RAW_TP, NULL);
+	expect_cell(LAYER_BLK, BLKOP_READ, METHOD_RAW_TP, NULL, T("tp_btf", "BTF"));
 	cr_assert(plan.blk_rq_q_arg, "blk_rq_q_arg follows the kernel");
 }
 
 Test(planner, no_btf_forced_fentry)
 {
-	plan_for(FAKE_NO_BTF, "vfs", ATTACH_FENTRY);
-	expect_layer(LAYER_VFS, SRC_NONE, NULL, T("fentry", "BTF"));
+	plan_for(FAKE_NO_BTF, "vfs", METHOD_FENTRY);
+	expect_layer(LAYER_VFS, METHOD_NONE, NULL, T("fentry", "BTF"));
 	cr_assert_null(strstr(plan.cells[LAYER_VFS][FSOP_READ].why, "kprobe"),
 		       "--attach=fentry must not try kprobes: %s",
 		       plan.cells[LAYER_VFS][FSOP_READ].why);
@@ -308,62 +321,62 @@ Test(planner, no_btf_forced_fentry)
 
 Test(planner, attach_kprobe)
 {
-	plan_for(FAKE_DEBIAN61, NULL, ATTACH_KPROBE);
+	plan_for(FAKE_DEBIAN61, NULL, METHOD_KPROBE);
 	/* Syscalls by their kernel function, named without the prefix. */
-	expect_layer(LAYER_SYSCALL, SRC_KPROBE, sys_targets, NULL);
+	expect_layer(LAYER_SYSCALL, METHOD_KPROBE, sys_targets, NULL);
 	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
-	expect_layer(LAYER_VFS, SRC_KPROBE, vfs_targets, NULL);
-	expect_layer(LAYER_EXT4, SRC_KPROBE, ext4_targets, NULL);
-	expect_blk(SRC_TP_BTF, NULL);
-	expect_cell(LAYER_BLK, BLKOP_WRITE, SRC_TP_BTF, NULL, T("tracepoints only"));
+	expect_layer(LAYER_VFS, METHOD_KPROBE, vfs_targets, NULL);
+	expect_layer(LAYER_EXT4, METHOD_KPROBE, ext4_targets, NULL);
+	expect_blk(METHOD_TP_BTF, NULL);
+	expect_cell(LAYER_BLK, BLKOP_WRITE, METHOD_TP_BTF, NULL, T("tracepoints only"));
 	cr_assert_not(plan.kprobe_fallback, "kprobe mode has no fallback");
-	cr_assert_eq(plan.mode, ATTACH_KPROBE);
+	cr_assert_eq(plan.mode, METHOD_KPROBE);
 }
 
 /* The prefixed name is what must be in kallsyms. */
 Test(planner, attach_kprobe_uses_prefixed_names)
 {
-	build(FAKE_DEBIAN61, "syscall", ATTACH_KPROBE);
+	build(FAKE_DEBIAN61, "syscall", METHOD_KPROBE);
 	fake_del(&fk, "ksym", "__x64_sys_preadv2");
 	replan();
-	expect_cell(LAYER_SYSCALL, FSOP_READ, SRC_KPROBE, T("read", "pread64", "readv", "preadv"),
+	expect_cell(LAYER_SYSCALL, FSOP_READ, METHOD_KPROBE, T("read", "pread64", "readv", "preadv"),
 		    NULL);
 
-	build(FAKE_DEBIAN61, "syscall", ATTACH_KPROBE);
+	build(FAKE_DEBIAN61, "syscall", METHOD_KPROBE);
 	fk.caps.syscall_prefix = NULL; /* an architecture we do not know */
 	replan();
-	expect_layer(LAYER_SYSCALL, SRC_NONE, NULL, T("kprobe"));
+	expect_layer(LAYER_SYSCALL, METHOD_NONE, NULL, T("kprobe"));
 	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_SYSCALL));
 }
 
 Test(planner, attach_fentry)
 {
-	plan_for(FAKE_DEBIAN61, NULL, ATTACH_FENTRY);
-	expect_layer(LAYER_SYSCALL, SRC_FENTRY, sys_targets, NULL);
-	expect_layer(LAYER_VFS, SRC_FENTRY, vfs_targets, NULL);
+	plan_for(FAKE_DEBIAN61, NULL, METHOD_FENTRY);
+	expect_layer(LAYER_SYSCALL, METHOD_FENTRY, sys_targets, NULL);
+	expect_layer(LAYER_VFS, METHOD_FENTRY, vfs_targets, NULL);
 	cr_assert_not(plan.kprobe_fallback);
 
-	plan_for(FAKE_TRACEPOINTS, NULL, ATTACH_FENTRY);
-	expect_layer(LAYER_VFS, SRC_NONE, NULL, T("fentry: " FAKE_FENTRY_WHY));
+	plan_for(FAKE_TRACEPOINTS, NULL, METHOD_FENTRY);
+	expect_layer(LAYER_VFS, METHOD_NONE, NULL, T("fentry: " FAKE_FENTRY_WHY));
 	cr_assert_null(strstr(plan.cells[LAYER_VFS][FSOP_READ].why, FAKE_KPROBE_WHY),
 		       "forced fentry: kprobes are not considered: %s",
 		       plan.cells[LAYER_VFS][FSOP_READ].why);
-	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_NONE, NULL, T("fentry"));
-	expect_layer(LAYER_SYSCALL, SRC_NONE, NULL, T("fentry"));
-	expect_blk(SRC_TP_BTF, NULL);
-	expect_cell(LAYER_BLK, BLKOP_READ, SRC_TP_BTF, NULL, T("fentry", "tracepoints only"));
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, METHOD_NONE, NULL, T("fentry"));
+	expect_layer(LAYER_SYSCALL, METHOD_NONE, NULL, T("fentry"));
+	expect_blk(METHOD_TP_BTF, NULL);
+	expect_cell(LAYER_BLK, BLKOP_READ, METHOD_TP_BTF, NULL, T("fentry", "tracepoints only"));
 }
 
 Test(planner, attach_tracepoint)
 {
-	plan_for(FAKE_DEBIAN61, NULL, ATTACH_TRACEPOINT);
-	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
-	expect_layer(LAYER_VFS, SRC_NONE, NULL, T("has no tracepoint source"));
-	expect_cell(LAYER_VFS, FSOP_OPEN, SRC_NONE, NULL,
+	plan_for(FAKE_DEBIAN61, NULL, METHOD_TRACEPOINT);
+	expect_layer(LAYER_SYSCALL, METHOD_TRACEPOINT, sys_targets, NULL);
+	expect_layer(LAYER_VFS, METHOD_NONE, NULL, T("has no tracepoint source"));
+	expect_cell(LAYER_VFS, FSOP_OPEN, METHOD_NONE, NULL,
 		    T("vfs has no tracepoint source for open"));
-	expect_cell(LAYER_EXT4, FSOP_READ, SRC_NONE, NULL, T("has no tracepoint source"));
-	expect_cell(LAYER_EXT4, FSOP_FSYNC, SRC_TRACEPOINT, T("ext4_sync_file_enter"), NULL);
-	expect_blk(SRC_TP_BTF, NULL);
+	expect_cell(LAYER_EXT4, FSOP_READ, METHOD_NONE, NULL, T("has no tracepoint source"));
+	expect_cell(LAYER_EXT4, FSOP_FSYNC, METHOD_TRACEPOINT, T("ext4_sync_file_enter"), NULL);
+	expect_blk(METHOD_TP_BTF, NULL);
 	cr_assert_eq(plan.cells[LAYER_BLK][BLKOP_READ].why[0], '\0',
 		     "blk is traced by tracepoints, nothing passed over: %s",
 		     plan.cells[LAYER_BLK][BLKOP_READ].why);
@@ -374,15 +387,15 @@ Test(planner, kprobe_fallback_only_in_auto_with_kprobes)
 {
 	static const enum fake_profile profiles[] = { FAKE_DEBIAN61, FAKE_KPROBES, FAKE_TRACEPOINTS,
 						      FAKE_NO_BTF };
-	static const enum attach_mode modes[] = { ATTACH_AUTO, ATTACH_FENTRY, ATTACH_KPROBE,
-						  ATTACH_TRACEPOINT };
+	static const enum attach_method modes[] = { METHOD_NONE, METHOD_FENTRY, METHOD_KPROBE,
+						  METHOD_TRACEPOINT };
 
 	for (unsigned int p = 0; p < ARRAY_SIZE(profiles); p++) {
 		for (unsigned int m = 0; m < ARRAY_SIZE(modes); m++) {
 			plan_for(profiles[p], NULL, modes[m]);
 			cr_assert_eq(plan.kprobe_fallback,
-				     modes[m] == ATTACH_AUTO && fk.caps.kprobes,
-				     "profile %u mode %s", p, attach_mode_name(modes[m]));
+				     modes[m] == METHOD_NONE && fk.caps.kprobes,
+				     "profile %u mode %s", p, attach_name(modes[m]));
 		}
 	}
 }
@@ -390,21 +403,21 @@ Test(planner, kprobe_fallback_only_in_auto_with_kprobes)
 /* A file system that is not registered says how to fix it, whatever the mode. */
 Test(planner, fs_not_registered)
 {
-	static const enum attach_mode modes[] = { ATTACH_AUTO, ATTACH_FENTRY, ATTACH_KPROBE,
-						  ATTACH_TRACEPOINT };
+	static const enum attach_method modes[] = { METHOD_NONE, METHOD_FENTRY, METHOD_KPROBE,
+						  METHOD_TRACEPOINT };
 	char err[512];
 
 	for (unsigned int m = 0; m < ARRAY_SIZE(modes); m++) {
 		plan_for(FAKE_DEBIAN61, "xfs", modes[m]);
-		expect_layer(LAYER_XFS, SRC_NONE, NULL, T("modprobe xfs"));
+		expect_layer(LAYER_XFS, METHOD_NONE, NULL, T("modprobe xfs"));
 		cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_XFS));
 		plan_layer_error(&plan, LAYER_XFS, err, sizeof(err));
 		cr_assert_not_null(strstr(err, "modprobe xfs"), "%s", err);
 	}
-	build(FAKE_DEBIAN61, "btrfs", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "btrfs", METHOD_NONE);
 	fake_del(&fk, "fs", "btrfs");
 	replan();
-	expect_layer(LAYER_BTRFS, SRC_NONE, NULL, T("modprobe btrfs"));
+	expect_layer(LAYER_BTRFS, METHOD_NONE, NULL, T("modprobe btrfs"));
 }
 
 /* ---- Failed layers and their error ---- */
@@ -414,22 +427,22 @@ Test(planner, failed_layers)
 	static const struct {
 		enum fake_profile p;
 		const char *layers; /* NULL: default, all layers */
-		enum attach_mode mode;
+		enum attach_method mode;
 		unsigned int failed;
 	} rows[] = {
-		{ FAKE_TRACEPOINTS, "vfs", ATTACH_AUTO, LAYER(LAYER_VFS) },
-		{ FAKE_TRACEPOINTS, NULL, ATTACH_AUTO, 0 },
-		{ FAKE_TRACEPOINTS, "ext4", ATTACH_AUTO, 0 }, /* fsync works */
-		{ FAKE_TRACEPOINTS, "syscall,vfs,ext4,blk", ATTACH_AUTO, LAYER(LAYER_VFS) },
-		{ FAKE_TRACEPOINTS, "vfs,btrfs", ATTACH_AUTO,
+		{ FAKE_TRACEPOINTS, "vfs", METHOD_NONE, LAYER(LAYER_VFS) },
+		{ FAKE_TRACEPOINTS, NULL, METHOD_NONE, 0 },
+		{ FAKE_TRACEPOINTS, "ext4", METHOD_NONE, 0 }, /* fsync works */
+		{ FAKE_TRACEPOINTS, "syscall,vfs,ext4,blk", METHOD_NONE, LAYER(LAYER_VFS) },
+		{ FAKE_TRACEPOINTS, "vfs,btrfs", METHOD_NONE,
 		  LAYER(LAYER_VFS) | LAYER(LAYER_BTRFS) },
-		{ FAKE_TRACEPOINTS, "syscall,blk", ATTACH_AUTO, 0 },
-		{ FAKE_TRACEPOINTS, "all", ATTACH_AUTO,
-		  LAYER(LAYER_VFS) | LAYER(LAYER_XFS) | LAYER(LAYER_BTRFS) },
-		{ FAKE_DEBIAN61, "all", ATTACH_AUTO, LAYER(LAYER_XFS) },
-		{ FAKE_DEBIAN61, "vfs,ext4", ATTACH_TRACEPOINT, LAYER(LAYER_VFS) },
-		{ FAKE_KPROBES, "vfs", ATTACH_FENTRY, LAYER(LAYER_VFS) },
-		{ FAKE_KPROBES, "vfs", ATTACH_AUTO, 0 },
+		{ FAKE_TRACEPOINTS, "syscall,blk", METHOD_NONE, 0 },
+		{ FAKE_TRACEPOINTS, "all", METHOD_NONE,
+		  LAYER(LAYER_VFS) | LAYER(LAYER_XFS) | LAYER(LAYER_BTRFS) | LAYER(LAYER_F2FS) },
+		{ FAKE_DEBIAN61, "all", METHOD_NONE, LAYER(LAYER_XFS) | LAYER(LAYER_F2FS) },
+		{ FAKE_DEBIAN61, "vfs,ext4", METHOD_TRACEPOINT, LAYER(LAYER_VFS) },
+		{ FAKE_KPROBES, "vfs", METHOD_FENTRY, LAYER(LAYER_VFS) },
+		{ FAKE_KPROBES, "vfs", METHOD_NONE, 0 },
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -437,7 +450,7 @@ Test(planner, failed_layers)
 		cr_assert_eq(plan_failed_layers(&plan, &cfg), rows[i].failed,
 			     "row %u (-T %s --attach=%s): failed 0x%x, want 0x%x", i,
 			     rows[i].layers ? rows[i].layers : "(default)",
-			     attach_mode_name(rows[i].mode), plan_failed_layers(&plan, &cfg),
+			     attach_name(rows[i].mode), plan_failed_layers(&plan, &cfg),
 			     rows[i].failed);
 	}
 }
@@ -446,7 +459,7 @@ Test(planner, layer_error_names_reasons_and_remedy)
 {
 	char err[1024];
 
-	plan_for(FAKE_TRACEPOINTS, "vfs", ATTACH_AUTO);
+	plan_for(FAKE_TRACEPOINTS, "vfs", METHOD_NONE);
 	plan_layer_error(&plan, LAYER_VFS, err, sizeof(err));
 	cr_assert_not_null(strstr(err, "vfs"), "%s", err);
 	cr_assert_not_null(strstr(err, FAKE_FENTRY_WHY), "lacks the fentry reason: %s", err);
@@ -455,7 +468,7 @@ Test(planner, layer_error_names_reasons_and_remedy)
 	cr_assert_null(strchr(err, '\n'), "one line: %s", err);
 
 	/* Forced: the remedy is to stop forcing. */
-	plan_for(FAKE_TRACEPOINTS, "vfs", ATTACH_FENTRY);
+	plan_for(FAKE_TRACEPOINTS, "vfs", METHOD_FENTRY);
 	plan_layer_error(&plan, LAYER_VFS, err, sizeof(err));
 	cr_assert_not_null(strstr(err, "--attach=auto"), "%s", err);
 	cr_assert_not_null(strstr(err, FAKE_FENTRY_WHY), "%s", err);
@@ -471,27 +484,27 @@ Test(planner, layer_error_names_reasons_and_remedy)
 
 Test(planner, blk_origin)
 {
-	plan_for(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
-	expect_blk(SRC_TP_BTF, NULL);
+	plan_for(FAKE_DEBIAN61, "blk", METHOD_NONE);
+	expect_blk(METHOD_TP_BTF, NULL);
 
 	/* 6.1 has no block_io_start: insert is where queueing starts. */
-	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
 	cfg.queued = true;
 	replan();
-	expect_blk(SRC_TP_BTF, "block_rq_insert");
+	expect_blk(METHOD_TP_BTF, "block_rq_insert");
 
-	build(FAKE_TRACEPOINTS, "blk", ATTACH_AUTO);
+	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
 	cfg.queued = true;
 	replan();
-	expect_blk(SRC_TP_BTF, "block_io_start");
+	expect_blk(METHOD_TP_BTF, "block_io_start");
 
 	/* Neither: -Q times from issue, and says so. */
-	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
 	fake_del_tp(&fk, "block", "block_rq_insert");
 	cfg.queued = true;
 	replan();
-	expect_blk(SRC_TP_BTF, NULL);
-	expect_cell(LAYER_BLK, BLKOP_FLUSH, SRC_TP_BTF, NULL, T("-Q", "from issue"));
+	expect_blk(METHOD_TP_BTF, NULL);
+	expect_cell(LAYER_BLK, BLKOP_FLUSH, METHOD_TP_BTF, NULL, T("-Q", "from issue"));
 }
 
 /* Filters by task need the submitter, known only where a request starts. */
@@ -500,7 +513,7 @@ Test(planner, blk_origin_for_task_filters)
 	static char *cmd[] = { (char *)"dd", NULL };
 
 	for (int i = 0; i < 6; i++) {
-		build(FAKE_TRACEPOINTS, "blk", ATTACH_AUTO);
+		build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
 		switch (i) {
 		case 0:
 			cfg.pids[0] = 42;
@@ -525,13 +538,13 @@ Test(planner, blk_origin_for_task_filters)
 		replan();
 		cr_assert(plan.blk_origin && !strcmp(plan.blk_origin, "block_io_start"),
 			  "case %d: origin %s", i, plan.blk_origin ? plan.blk_origin : "NULL");
-		expect_blk(SRC_TP_BTF, "block_io_start");
+		expect_blk(METHOD_TP_BTF, "block_io_start");
 	}
 }
 
 Test(planner, blk_rq_q_arg_follows_caps)
 {
-	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
 	fk.caps.blk_rq_q_arg = true;
 	replan();
 	cr_assert(plan.blk_rq_q_arg);
@@ -542,11 +555,11 @@ Test(planner, blk_rq_q_arg_follows_caps)
 
 Test(planner, blk_without_issue_tracepoints)
 {
-	build(FAKE_DEBIAN61, "blk", ATTACH_AUTO);
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
 	fake_del_tp(&fk, "block", "block_rq_complete");
 	replan();
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
-		expect_cell(LAYER_BLK, op, SRC_NONE, NULL, T("block_rq_issue/complete"));
+		expect_cell(LAYER_BLK, op, METHOD_NONE, NULL, T("block_rq_issue/complete"));
 	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_BLK));
 }
 
@@ -589,7 +602,7 @@ Test(planner, print_table)
 	char line[1024];
 	unsigned int skipped = 0;
 
-	build(FAKE_TRACEPOINTS, "syscall,vfs,ext4,blk", ATTACH_AUTO);
+	build(FAKE_TRACEPOINTS, "syscall,vfs,ext4,blk", METHOD_NONE);
 	cfg.queued = true;
 	replan();
 	plan_print(&plan, membuf_open(&m));
@@ -598,7 +611,7 @@ Test(planner, print_table)
 	cr_assert_eq(strncmp(text, "LAYER", 5), 0, "no header:\n%s", text);
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++)
-			skipped += plan.cells[l][op].wanted && plan.cells[l][op].src == SRC_NONE;
+			skipped += plan.cells[l][op].wanted && plan.cells[l][op].src == METHOD_NONE;
 	cr_assert_eq(skipped, 7, "4 vfs + 3 ext4 cells skipped");
 	cr_assert_eq(count_substr(text, "skipped:"), skipped, "one skipped: per skipped cell:\n%s",
 		     text);
@@ -630,7 +643,7 @@ Test(planner, print_prefix_and_fallback)
 	const char *text;
 	char line[1024];
 
-	plan_for(FAKE_DEBIAN61, "syscall,vfs", ATTACH_KPROBE);
+	plan_for(FAKE_DEBIAN61, "syscall,vfs", METHOD_KPROBE);
 	plan_print(&plan, membuf_open(&m));
 	text = membuf_close(&m);
 	find_line(text, "syscall", "fsync", line, sizeof(line));
@@ -638,8 +651,8 @@ Test(planner, print_prefix_and_fallback)
 	cr_assert_not_null(strstr(line, "__x64_sys_fsync,__x64_sys_fdatasync"), "%s", line);
 	membuf_free(&m);
 
-	plan_for(FAKE_DEBIAN61, "vfs", ATTACH_AUTO);
-	plan.cells[LAYER_VFS][FSOP_READ].tgt_src[1] = SRC_KPROBE; /* as attach would */
+	plan_for(FAKE_DEBIAN61, "vfs", METHOD_NONE);
+	plan.cells[LAYER_VFS][FSOP_READ].tgt_src[1] = METHOD_KPROBE; /* as attach would */
 	plan_print(&plan, membuf_open(&m));
 	text = membuf_close(&m);
 	find_line(text, "vfs", "read", line, sizeof(line));
@@ -659,10 +672,10 @@ static void add_raw_syscalls(void)
  * x86-64 numbers, and says why the per-syscall tracepoints were not. */
 Test(planner, raw_syscalls_first_in_auto)
 {
-	build(FAKE_TRACEPOINTS, "syscall", ATTACH_AUTO);
+	build(FAKE_TRACEPOINTS, "syscall", METHOD_NONE);
 	add_raw_syscalls();
 	replan();
-	expect_layer(LAYER_SYSCALL, SRC_TP_BTF, sys_targets, T("tracepoint: a pair per syscall"));
+	expect_layer(LAYER_SYSCALL, METHOD_TP_BTF, sys_targets, T("tracepoint: a pair per syscall"));
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		const struct cell_plan *cp = &plan.cells[LAYER_SYSCALL][op];
 
@@ -679,28 +692,28 @@ Test(planner, raw_syscalls_first_in_auto)
 
 Test(planner, raw_syscalls_without_btf_use_raw_tp)
 {
-	build(FAKE_NO_BTF, "syscall", ATTACH_AUTO);
+	build(FAKE_NO_BTF, "syscall", METHOD_NONE);
 	add_raw_syscalls();
 	replan();
-	expect_layer(LAYER_SYSCALL, SRC_RAW_TP, sys_targets, T("tp_btf: no kernel BTF"));
+	expect_layer(LAYER_SYSCALL, METHOD_RAW_TP, sys_targets, T("tp_btf: no kernel BTF"));
 }
 
 /* --attach=tracepoint forces one pair per syscall; --attach=raw the raw
  * pair, and where there is none the layer fails with the reason. */
 Test(planner, attach_forces_either_syscall_source)
 {
-	build(FAKE_TRACEPOINTS, "syscall", ATTACH_TRACEPOINT);
+	build(FAKE_TRACEPOINTS, "syscall", METHOD_TRACEPOINT);
 	add_raw_syscalls();
 	replan();
-	expect_layer(LAYER_SYSCALL, SRC_TRACEPOINT, sys_targets, NULL);
-	build(FAKE_TRACEPOINTS, "syscall", ATTACH_RAW);
+	expect_layer(LAYER_SYSCALL, METHOD_TRACEPOINT, sys_targets, NULL);
+	build(FAKE_TRACEPOINTS, "syscall", METHOD_TP_BTF);
 	add_raw_syscalls();
 	replan();
-	expect_layer(LAYER_SYSCALL, SRC_TP_BTF, sys_targets, NULL);
+	expect_layer(LAYER_SYSCALL, METHOD_TP_BTF, sys_targets, NULL);
 	cr_assert_null(strstr(plan.cells[LAYER_SYSCALL][0].why, "a pair per syscall"),
 		       "forced, not chosen: %s", plan.cells[LAYER_SYSCALL][0].why);
-	plan_for(FAKE_TRACEPOINTS, "syscall", ATTACH_RAW);
-	expect_layer(LAYER_SYSCALL, SRC_NONE, NULL, T("no raw_syscalls:sys_enter/sys_exit"));
+	plan_for(FAKE_TRACEPOINTS, "syscall", METHOD_TP_BTF);
+	expect_layer(LAYER_SYSCALL, METHOD_NONE, NULL, T("no raw_syscalls:sys_enter/sys_exit"));
 	cr_assert_eq(plan_failed_layers(&plan, &cfg), 1U << LAYER_SYSCALL);
 }
 
@@ -729,10 +742,10 @@ Test(planner, every_cell_has_targets_that_fit_a_plan)
 
 Test(planner, source_names)
 {
-	cr_assert_str_eq(source_name(SRC_NONE), "-");
-	cr_assert_str_eq(source_name(SRC_TRACEPOINT), "tracepoint");
-	cr_assert_str_eq(source_name(SRC_TP_BTF), "tp_btf");
-	cr_assert_str_eq(source_name(SRC_RAW_TP), "raw_tp");
-	cr_assert_str_eq(source_name(SRC_FENTRY), "fentry");
-	cr_assert_str_eq(source_name(SRC_KPROBE), "kprobe");
+	cr_assert_str_eq(method_name(METHOD_NONE), "-");
+	cr_assert_str_eq(method_name(METHOD_TRACEPOINT), "tracepoint");
+	cr_assert_str_eq(method_name(METHOD_TP_BTF), "tp_btf");
+	cr_assert_str_eq(method_name(METHOD_RAW_TP), "raw_tp");
+	cr_assert_str_eq(method_name(METHOD_FENTRY), "fentry");
+	cr_assert_str_eq(method_name(METHOD_KPROBE), "kprobe");
 }

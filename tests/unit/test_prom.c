@@ -13,6 +13,7 @@
 static const struct prom_meta meta = { "0.1", "6.18.0-test" };
 static struct plan plan;
 static struct report rep;
+static struct config rep_cfg; /* the options the report was made for */
 static struct breakdown_entry entries[6];
 static struct breakdown_set set = { entries, 0 };
 
@@ -21,11 +22,11 @@ static void make_plan(void)
 {
 	memset(&plan, 0, sizeof(plan));
 	plan.cells[LAYER_SYSCALL][FSOP_READ].wanted = true;
-	plan.cells[LAYER_SYSCALL][FSOP_READ].src = SRC_TRACEPOINT;
+	plan.cells[LAYER_SYSCALL][FSOP_READ].src = METHOD_TRACEPOINT;
 	plan.cells[LAYER_SYSCALL][FSOP_WRITE].wanted = true;
-	plan.cells[LAYER_SYSCALL][FSOP_WRITE].src = SRC_TRACEPOINT;
+	plan.cells[LAYER_SYSCALL][FSOP_WRITE].src = METHOD_TRACEPOINT;
 	plan.cells[LAYER_BLK][BLKOP_READ].wanted = true;
-	plan.cells[LAYER_BLK][BLKOP_READ].src = SRC_TP_BTF;
+	plan.cells[LAYER_BLK][BLKOP_READ].src = METHOD_TP_BTF;
 	plan.cells[LAYER_VFS][FSOP_READ].wanted = true;
 	snprintf(plan.cells[LAYER_VFS][FSOP_READ].why, sizeof(plan.cells[0][0].why), "%s", WHY);
 }
@@ -42,6 +43,8 @@ static void make_report(void)
 
 	make_plan();
 	memset(&rep, 0, sizeof(rep));
+	memset(&rep_cfg, 0, sizeof(rep_cfg));
+	rep.cfg = &rep_cfg;
 	rep.plan = &plan;
 	rep.root_layer = -1; /* calls not split: parts_of_calls_sum_to_the_root below */
 	cell_from_samples(&rep.cells[LAYER_SYSCALL][FSOP_READ], reads, ARRAY_SIZE(reads));
@@ -94,7 +97,7 @@ static void add_breakdowns(void)
 	key(&entries[5], blk, 0, "kworker/u4:2", KDEV_MAKE(8, 0), 0, 1, 2000000);
 	set.n = 6;
 	rep.breakdowns = &set;
-	rep.by_pid = rep.by_disk = rep.by_flags = true;
+	rep_cfg.per_process = rep_cfg.per_disk = rep_cfg.per_flags = true;
 	rep.disk_name = namer;
 }
 
@@ -388,7 +391,7 @@ Test(prom, top_keeps_the_busiest_keys_of_each_cell)
 
 	make_report();
 	add_breakdowns();
-	rep.top = 1;
+	rep_cfg.top = 1;
 	text = render();
 	/* syscall read had three keys, busiest first: only the first shows. */
 	cr_assert_not_null(strstr(text, "_count{layer=\"syscall\",op=\"read\",pid=\"4242\""));
@@ -431,7 +434,7 @@ Test(prom, parts_of_calls_sum_to_the_root)
 
 	make_report();
 	rep.root_layer = LAYER_SYSCALL;
-	rep.offcpu = true;
+	rep_cfg.offcpu = true;
 	rep.calls[FSOP_READ] = (struct call_totals){ .count = 3, .total_ns = 1500000000 };
 	rep.parts[FSOP_READ][LAYER_SYSCALL].sum_ns = 250000000;
 	rep.parts[FSOP_READ][PART_IO_WAIT].sum_ns = 1250000000;
@@ -477,7 +480,7 @@ Test(prom, left_out_calls)
 	cr_assert_eq(n, 2 * NR_FD_KINDS, "series: %u\n%s", n, text);
 	cr_assert_not_null(strstr(text, "# TYPE iostackbreak_left_out_calls_total counter\n"));
 	free(text);
-	rep.all_fds = true;
+	rep_cfg.all_fds = true;
 	text = render();
 	cr_assert_null(strstr(text, "iostackbreak_left_out_calls_total"), "%s", text);
 	free(text);

@@ -19,8 +19,9 @@
 
 static struct plan plan;
 static struct report rep;
+static struct config rep_cfg; /* the options the report was made for */
 
-static void trace(unsigned int layer, unsigned int op, enum source src, const char *target)
+static void trace(unsigned int layer, unsigned int op, enum attach_method src, const char *target)
 {
 	struct cell_plan *cp = &plan.cells[layer][op];
 
@@ -36,7 +37,7 @@ static void skip(unsigned int layer, unsigned int op, const char *why)
 	struct cell_plan *cp = &plan.cells[layer][op];
 
 	cp->wanted = true;
-	cp->src = SRC_NONE;
+	cp->src = METHOD_NONE;
 	snprintf(cp->why, sizeof(cp->why), "%s", why);
 }
 
@@ -49,15 +50,15 @@ static void make_plan(void)
 {
 	memset(&plan, 0, sizeof(plan));
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
-		trace(LAYER_SYSCALL, op, SRC_TRACEPOINT, op_name(LAYER_SYSCALL, op));
+		trace(LAYER_SYSCALL, op, METHOD_TRACEPOINT, op_name(LAYER_SYSCALL, op));
 		skip(LAYER_VFS, op, WHY_VFS);
 		if (op == FSOP_FSYNC)
-			trace(LAYER_EXT4, op, SRC_TRACEPOINT, "ext4_sync_file");
+			trace(LAYER_EXT4, op, METHOD_TRACEPOINT, "ext4_sync_file");
 		else
 			skip(LAYER_EXT4, op, WHY_EXT4);
 	}
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
-		trace(LAYER_BLK, op, SRC_TP_BTF, "block_rq_issue");
+		trace(LAYER_BLK, op, METHOD_TP_BTF, "block_rq_issue");
 }
 
 static void fill(struct cell_hist *c, uint64_t seed, size_t n, uint64_t lo, uint64_t hi)
@@ -74,6 +75,9 @@ static void make_report(void)
 
 	make_plan();
 	memset(&rep, 0, sizeof(rep));
+	memset(&rep_cfg, 0, sizeof(rep_cfg));
+	rep_cfg.no_verdict = true; /* the verdict has tests of its own */
+	rep.cfg = &rep_cfg;
 	rep.root_layer = -1; /* calls not split: test_calls.c covers that */
 	rep.wall.tv_sec = WALL_SEC;
 	rep.wall.tv_nsec = WALL_NSEC;
@@ -219,7 +223,7 @@ static void check_summary(const char *text, enum unit unit)
 				"count", "avg", "p50", "p90", "p99", "max", "total"
 			};
 
-			if (plan.cells[l][op].src == SRC_NONE) {
+			if (plan.cells[l][op].src == METHOD_NONE) {
 				cr_assert_null(line, "%s %s is not traced but has a line",
 					       layer_name(l), op_name(l, op));
 				continue;
@@ -273,7 +277,7 @@ static void check_histograms(const char *text)
 						: (c->count == 1 ? "call" : "calls"),
 				 failed);
 			p = strstr(text, head);
-			if (plan.cells[l][op].src != SRC_NONE && !c->count && c->errors) {
+			if (plan.cells[l][op].src != METHOD_NONE && !c->count && c->errors) {
 				/* Only failures: the line says so, no histogram. */
 				cr_assert_not_null(p, "no line for %s %s's failures", layer_name(l),
 						   op_name(l, op));
@@ -282,7 +286,7 @@ static void check_histograms(const char *text)
 					  layer_name(l), op_name(l, op));
 				continue;
 			}
-			if (plan.cells[l][op].src == SRC_NONE || !c->count) {
+			if (plan.cells[l][op].src == METHOD_NONE || !c->count) {
 				cr_assert_null(p, "%s %s: unexpected histogram", layer_name(l),
 					       op_name(l, op));
 				continue;
@@ -352,7 +356,7 @@ Test(report, text_all_fds)
 	char *text;
 
 	make_report();
-	rep.all_fds = true;
+	rep_cfg.all_fds = true;
 	text = render_text(UNIT_NS);
 	cr_assert_null(strstr(text, "left out"), "%s", text);
 	free(text);
@@ -387,7 +391,7 @@ Test(report, text_without_drops_and_with_timestamp)
 	make_report();
 	rep.dropped = 0;
 	memset(rep.drops, 0, sizeof(rep.drops));
-	rep.timestamp = true;
+	rep_cfg.timestamp = true;
 	rep.interval_s = 2.5;
 	text = render_text(UNIT_US);
 	cr_assert_eq(strncmp(text, "\n2026-11-22 07:50:01\n", 21), 0, "no timestamp first:\n%s",
@@ -493,7 +497,7 @@ Test(report, json_all_fds)
 	char *text;
 
 	make_report();
-	rep.all_fds = true;
+	rep_cfg.all_fds = true;
 	text = render_json();
 	root = json_tokener_parse(text);
 	cr_assert_not_null(root, "%s", text);
@@ -541,7 +545,7 @@ Test(report, json_matches_cells)
 
 			if (!cp->wanted)
 				continue;
-			if (cp->src != SRC_NONE) {
+			if (cp->src != METHOD_NONE) {
 				cr_assert_lt(ci, json_object_array_length(cells),
 					     "cells too short");
 				check_json_cell(json_object_array_get_idx(cells, ci++), l, op);
@@ -604,7 +608,7 @@ Test(report, skipped_layers_sharing_a_reason_share_a_line)
 	make_plan();
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		plan.cells[LAYER_XFS][op].wanted = true;
-		plan.cells[LAYER_XFS][op].src = SRC_NONE;
+		plan.cells[LAYER_XFS][op].src = METHOD_NONE;
 		snprintf(plan.cells[LAYER_XFS][op].why, sizeof(plan.cells[0][0].why), "%s",
 			 WHY_VFS);
 	}
@@ -623,7 +627,7 @@ Test(report, skipped_nothing)
 	cr_assert_str_eq(text, "", "nothing wanted, nothing skipped");
 	free(text);
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
-		trace(LAYER_BLK, op, SRC_TP_BTF, "block_rq_issue");
+		trace(LAYER_BLK, op, METHOD_TP_BTF, "block_rq_issue");
 	text = render_skipped();
 	cr_assert_str_eq(text, "", "all traced, nothing skipped");
 	free(text);
@@ -637,7 +641,7 @@ Test(report, skipped_from_planner)
 	char *text;
 
 	fake_kernel_init(&fk, FAKE_TRACEPOINTS);
-	unit_config(&cfg, "vfs,ext4", ATTACH_AUTO);
+	unit_config(&cfg, "vfs,ext4", METHOD_NONE);
 	plan_build(&fk.caps, &cfg, &plan);
 	text = render_skipped();
 	/* Both layers lack fentry and kprobes for the same reason: one line. */
@@ -703,7 +707,8 @@ Test(report, gone_disks_are_named_once)
 {
 	struct breakdown_entry v[4] = { 0 };
 	struct breakdown_set seen = { .v = v, .n = 4 };
-	struct report r = { .by_disk = true };
+	struct config cfg = { .per_disk = true };
+	struct report r = { .cfg = &cfg };
 
 	for (unsigned int i = 0; i < 4; i++) {
 		v[i].key.cell_idx = CELL_INDEX(LAYER_BLK, i % 2 ? BLKOP_READ : BLKOP_WRITE);
@@ -716,6 +721,8 @@ Test(report, gone_disks_are_named_once)
 	cr_assert_str_eq(r.gone[0].name, "7:3", "no namer: major:minor");
 
 	memset(&r, 0, sizeof(r));
+	cfg.per_disk = false;
+	r.cfg = &cfg;
 	absent_dev = KDEV_MAKE(8, 0);
 	report_find_gone_disks(&r, &seen, KDEV_MAKE(8, 0), "sda", present_but_one);
 	cr_assert_eq(r.nr_gone, 1);

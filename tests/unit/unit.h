@@ -330,7 +330,7 @@ static inline void fake_kernel_init(struct fake_kernel *fk, enum fake_profile p)
 }
 
 /* A config as parse_options() leaves it; layers NULL: the default (all). */
-static inline void unit_config(struct config *cfg, const char *layers, enum attach_mode mode)
+static inline void unit_config(struct config *cfg, const char *layers, enum attach_method mode)
 {
 	char bad[64];
 

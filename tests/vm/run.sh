@@ -15,7 +15,10 @@
 # Environment: IOSB_VM_TIMEOUT (guest timeout in seconds, default 420: on a
 # busy 2-core host under TCG the suite was still at its breakdown checks
 # after 300 s, 2026-11-24), and
-# tools/vm/run.sh's own (IOSB_VM_KEEP=1, IOSB_VM_CACHE, ...).
+# tools/vm/run.sh's own (IOSB_VM_KEEP=1, IOSB_VM_CACHE, ...). With
+# IOSB_VM_FLAVOUR=amd64 the guest boots Debian's generic kernel, which has
+# f2fs: the f2fs module and the host's mkfs.f2fs (f2fs-tools) go in, and the
+# guest tests f2fs like the other file systems (the cloud kernel has none).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,11 +33,17 @@ log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
 trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
-# null_blk: a device with a known delay (delayed_device_run).
+modules=null_blk # a device with a known delay (delayed_device_run)
+files=(--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq")
+if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
+	mkfs_f2fs=$(command -v mkfs.f2fs) ||
+		{ echo "$prog: mkfs.f2fs not found on the host: apt-get install f2fs-tools" >&2; exit 2; }
+	modules+=" f2fs"
+	files+=(--file "$mkfs_f2fs")
+fi
 run_guest() {
-	IOSB_VM_MODULES="${IOSB_VM_MODULES:-} null_blk" "$root/tools/vm/run.sh" \
-		--timeout "${IOSB_VM_TIMEOUT:-420}" \
-		--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq" \
+	IOSB_VM_MODULES="${IOSB_VM_MODULES:-} $modules" "$root/tools/vm/run.sh" \
+		--timeout "${IOSB_VM_TIMEOUT:-420}" "${files[@]}" \
 		"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
 	rc=${PIPESTATUS[0]}
 }

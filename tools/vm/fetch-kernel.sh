@@ -5,24 +5,33 @@
 #
 # 1. Installs (apt-get, needs root) whichever host packages the VM harness needs
 #    and that are missing: qemu-system-x86 busybox-static cpio kmod e2fsprogs
-#    xfsprogs btrfs-progs libbpf-tools.
+#    xfsprogs btrfs-progs f2fs-tools libbpf-tools.
 # 2. Resolves the current Debian cloud kernel (the linux-image-*-cloud-amd64
 #    package that `apt-cache depends linux-image-cloud-amd64` names), downloads
 #    it with `apt-get download`, extracts it with `dpkg-deb -x` (nothing is
 #    installed) into $IOSB_VM_CACHE/<package>_<version>/ and runs `depmod -b`
 #    on it so lib/modules/<kver>/modules.dep exists. $IOSB_VM_CACHE/current is a
 #    symlink to the tree to use.
+#    IOSB_VM_FLAVOUR=amd64 takes Debian's generic kernel instead (linked as
+#    $IOSB_VM_CACHE/current-amd64): the cloud kernel has no f2fs.
 #
 # Idempotent; prints nothing when everything is already in place (progress
 # notes go to stderr only when something is installed or downloaded).
 # --print-dir prints the kernel tree directory on stdout afterwards.
 #
-# Environment: IOSB_VM_CACHE (default /var/cache/iostackbreak-vm).
+# Environment: IOSB_VM_CACHE (default /var/cache/iostackbreak-vm), IOSB_VM_FLAVOUR
+# (cloud-amd64, the default, or amd64).
 set -euo pipefail
 
 prog=fetch-kernel.sh
 cache=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}
-meta=linux-image-cloud-amd64
+flavour=${IOSB_VM_FLAVOUR:-cloud-amd64}
+[[ $flavour == cloud-amd64 || $flavour == amd64 ]] ||
+	{ echo "$prog: error: IOSB_VM_FLAVOUR must be cloud-amd64 or amd64, not '$flavour'" >&2; exit 1; }
+meta=linux-image-$flavour
+# The cloud kernel stays "current", as before; another flavour has its own link.
+link=current
+[[ $flavour == cloud-amd64 ]] || link=current-$flavour
 
 die() { echo "$prog: error: $*" >&2; exit 1; }
 note() { echo "$prog: $*" >&2; }
@@ -47,7 +56,7 @@ apt_update() {
 }
 
 # ---- 1. host packages -------------------------------------------------------
-need_pkgs=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs btrfs-progs libbpf-tools)
+need_pkgs=(qemu-system-x86 busybox-static cpio kmod e2fsprogs xfsprogs btrfs-progs f2fs-tools libbpf-tools)
 missing=()
 for p in "${need_pkgs[@]}"; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
@@ -71,7 +80,7 @@ flock 9
 
 resolve() {
 	pkg=$(apt-cache depends "$meta" 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-image-.*-cloud-amd64$/ { print $2; exit }')
+		awk -v f="$flavour\$" '$1 == "Depends:" && $2 ~ "^linux-image-[0-9].*-" f { print $2; exit }')
 	[[ -n $pkg ]] || return 1
 	ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '$1 == "Version:" { print $2; exit }')
 	[[ -n $ver ]]
@@ -86,12 +95,12 @@ if ! resolve; then
 fi
 if [[ -z $pkg || -z $ver ]]; then
 	# Offline or no package lists: fall back to what is cached, if anything.
-	if [[ -e $cache/current/.complete ]]; then
-		note "warning: cannot resolve $meta with apt-cache; using cached $(readlink "$cache/current")"
-		[[ $print_dir == 1 ]] && readlink -f "$cache/current"
+	if [[ -e $cache/$link/.complete ]]; then
+		note "warning: cannot resolve $meta with apt-cache; using cached $(readlink "$cache/$link")"
+		[[ $print_dir == 1 ]] && readlink -f "$cache/$link"
 		exit 0
 	fi
-	die "cannot resolve the cloud kernel: 'apt-cache depends $meta' names no linux-image-*-cloud-amd64 package (run 'apt-get update' as root; the package is in Debian 12's main archive)"
+	die "cannot resolve the kernel: 'apt-cache depends $meta' names no linux-image-*-$flavour package (run 'apt-get update' as root; the package is in Debian 12's main archive)"
 fi
 
 name=${pkg}_${ver//:/%3a}
@@ -122,9 +131,9 @@ if [[ ! -e $dir/.complete ]]; then
 	rm -rf "$tmp"
 	trap - EXIT
 fi
-if [[ "$(readlink "$cache/current" 2>/dev/null)" != "$name" ]]; then
-	ln -sfn "$name" "$cache/.current.new"
-	mv -T "$cache/.current.new" "$cache/current"
+if [[ "$(readlink "$cache/$link" 2>/dev/null)" != "$name" ]]; then
+	ln -sfn "$name" "$cache/.$link.new"
+	mv -T "$cache/.$link.new" "$cache/$link"
 fi
 [[ $print_dir == 1 ]] && echo "$dir"
 exit 0

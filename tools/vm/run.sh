@@ -32,6 +32,8 @@
 #   IOSB_VM_MODULES  extra kernel modules to include and load at boot
 #                    (space separated, dependencies resolved)
 #   IOSB_VM_APPEND   extra kernel command line arguments
+#   IOSB_VM_FLAVOUR  the Debian kernel: cloud-amd64 (default) or amd64, the
+#                    generic one, which has f2fs (fetch-kernel.sh)
 #   TMPDIR           where the temp dir is created (needs ~1 GiB sparse)
 #
 # Notes for guest-script writers:
@@ -94,8 +96,10 @@ t_start=$(now)
 
 # ---- host prerequisites and kernel ---------------------------------------------
 "$here/fetch-kernel.sh" || die "fetch-kernel.sh failed (see above)"
-kdir=$(readlink -f "$cache/current") || true
-[[ -n $kdir && -e $kdir/.complete ]] || die "no kernel in $cache/current (run tools/vm/fetch-kernel.sh)"
+link=current
+[[ ${IOSB_VM_FLAVOUR:-cloud-amd64} == cloud-amd64 ]] || link=current-$IOSB_VM_FLAVOUR
+kdir=$(readlink -f "$cache/$link") || true
+[[ -n $kdir && -e $kdir/.complete ]] || die "no kernel in $cache/$link (run tools/vm/fetch-kernel.sh)"
 kver=$(cat "$kdir/.kver")
 vmlinuz=$kdir/boot/vmlinuz-$kver
 moddir=$kdir/lib/modules/$kver
@@ -201,7 +205,8 @@ done
 
 # Kernel modules: resolved by the host's modprobe against the cached tree
 # (dependencies first, softdeps included), copied uncompressed.
-mods=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk loop xfs btrfs)
+# ext4 is built into the cloud kernel, a module of the generic one.
+mods=(virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_blk loop ext4 xfs btrfs)
 read -r -a extra <<<"${IOSB_VM_MODULES:-}"
 mods+=("${extra[@]}")
 declare -A seen=()

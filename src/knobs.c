@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "cells.h"
+#include "knobs.h"
+#include "iostackbreak.skel.h"
+
+typedef struct iostackbreak_bpf__rodata rodata_t;
+
+/*
+ * The options that are a global as they are: (config field, global). The
+ * rest of knobs_set() sets the globals that need more than the option.
+ */
+#define SAME_AS_OPTION(X)                                                                          \
+	X(tid, targ_tid)                                                                           \
+	X(per_process, by_pid)                                                                     \
+	X(per_disk, by_disk)                                                                       \
+	X(per_flags, by_flags)                                                                     \
+	X(queued, blk_queued)                                                                      \
+	X(all_fds, all_fds)
+
+#define SAME_SIZE(field, global)                                                                   \
+	_Static_assert(sizeof(((struct config *)0)->field) == sizeof(((rodata_t *)0)->global),     \
+		       #field " and its global " #global " differ in size");
+SAME_AS_OPTION(SAME_SIZE)
+
+static const struct {
+	size_t field, global, size;
+} same_as_option[] = {
+#define ROW(field, global)                                                                         \
+	{ offsetof(struct config, field), offsetof(rodata_t, global),                              \
+	  sizeof(((struct config *)0)->field) },
+	SAME_AS_OPTION(ROW)
+};
+
+_Static_assert(MAX_FILES <= MAX_FILE_FILTER, "--file takes more files than the kernel holds");
+
+bool knobs_follow_children(const struct config *cfg)
+{
+	return cfg->command ? !cfg->no_children : cfg->children;
+}
+
+/* Which cell each traced syscall number belongs to, for the raw pair. */
+static void set_syscall_numbers(rodata_t *ro, const struct plan *plan)
+{
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct cell_plan *cp = &plan->cells[LAYER_SYSCALL][op];
+
+		if (cp->src != METHOD_TP_BTF && cp->src != METHOD_RAW_TP)
+			continue;
+		for (unsigned int i = 0; i < cp->nr_targets; i++) {
+			int nr = cell_targets[cp->target_ids[i]].nr;
+
+			if (nr >= 0 && nr < SYSNR_SLOTS) {
+				ro->sysnr_op[nr] = (__u8)(op + 1);
+				ro->sysnr_args[nr] = (__u8)cell_targets[cp->target_ids[i]].args;
+			}
+		}
+	}
+}
+
+/* Events (--slower, --trace), sent for calls of the root layer, and the
+ * file filter (--file). */
+static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
+		       const struct targets *tg, const struct plan *plan)
+{
+	rodata_t *ro = skel->rodata;
+	bool events = (cfg->slower || cfg->trace) && plan->root_layer >= 0;
+
+	ro->events_on = events;
+	ro->trace_on = events && cfg->trace;
+	ro->full_path = events && cfg->full_path;
+	/* With --trace every call goes up: only its end says what to keep. */
+	ro->slower_ns = cfg->trace ? 0 : cfg->slower_ns;
+	ro->want_args = events || cfg->nr_files;
+	ro->nr_files = cfg->nr_files;
+	for (unsigned int i = 0; i < cfg->nr_files; i++)
+		ro->targ_files[i] = tg->files[i];
+	if (events)
+		bpf_map__set_max_entries(skel->maps.events, cfg->trace ? 64U << 20 : 16U << 20);
+	else
+		bpf_map__set_max_entries(skel->maps.call_blk, 1);
+}
+
+void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const struct targets *tg,
+	       const struct plan *plan, bool task_storage, long hash_slots)
+{
+	rodata_t *ro = skel->rodata;
+	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
+	bool breaking_down = cfg->per_process || cfg->per_disk || cfg->per_flags;
+
+	for (unsigned int i = 0; i < sizeof(same_as_option) / sizeof(same_as_option[0]); i++)
+		memcpy((char *)ro + same_as_option[i].global,
+		       (const char *)cfg + same_as_option[i].field, same_as_option[i].size);
+	/* Filters: what the options resolved to. */
+	for (unsigned int i = 0; i < tg->nr_tgids && i < MAX_PID_FILTER; i++)
+		ro->targ_tgids[i] = (__u32)tg->tgids[i];
+	ro->nr_targ_tgids = tg->nr_tgids;
+	if (cfg->comm) {
+		ro->filter_comm = true;
+		strncpy((char *)ro->targ_comm, cfg->comm, COMM_LEN - 1);
+	}
+	ro->filter_cgroup = tg->cgroup_fd >= 0;
+	ro->filter_dev = cfg->disk != NULL;
+	ro->targ_dev = tg->dev;
+	ro->follow_children = knobs_follow_children(cfg);
+	/* Calls are split, and sent as events, at the root layer (planner). */
+	ro->split_calls = plan->split_layer >= 0;
+	ro->root_layer = (__u32)plan->root_layer;
+	set_events(skel, cfg, tg, plan);
+	ro->blk_origin_attached = blk && plan->blk_origin;
+	ro->blk_origin_sees_all =
+	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
+	ro->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
+	ro->use_task_storage = task_storage;
+	set_syscall_numbers(ro, plan);
+
+	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
+	if (plan->split_layer < 0) {
+		bpf_map__set_max_entries(skel->maps.call_parts, 1);
+		bpf_map__set_max_entries(skel->maps.call_ops, 1);
+	}
+	if (!ro->follow_children)
+		bpf_map__set_max_entries(skel->maps.followed, 1);
+	if (cfg->max_keys)
+		bpf_map__set_max_entries(skel->maps.breakdown_cells, cfg->max_keys);
+	if (!breaking_down)
+		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
+	if (!blk)
+		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
+	if (task_storage || !plan_traces_threads(plan)) {
+		bpf_map__set_max_entries(skel->maps.thread_starts, 1);
+		bpf_map__set_max_entries(skel->maps.threads_seen, 1);
+	} else if (hash_slots) {
+		bpf_map__set_max_entries(skel->maps.thread_starts, (__u32)hash_slots);
+	}
+	if (!task_storage) {
+		/* A placeholder the dead task-storage branch can name on any kernel. */
+		bpf_map__set_type(skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
+		bpf_map__set_map_flags(skel->maps.task_starts, 0);
+		bpf_map__set_max_entries(skel->maps.task_starts, 1);
+	}
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The checks of options against each other, once all are read (opts.c's
+ * rows name them): each returns 0, or says what is wrong and what to do. */
+#include "layers.h"
+#include "opt_values.h"
+
+#define WITH_BLK(cfg) ((cfg)->layers & (1U << LAYER_BLK))
+#define BREAKING_DOWN(cfg) ((cfg)->per_disk || (cfg)->per_process || (cfg)->per_flags)
+
+int opt_check_pid(struct config *cfg)
+{
+	if (cfg->command && cfg->nr_pids)
+		return opt_fail(cfg, "-p and a command exclude each other: the command's "
+				     "process is the one traced");
+	return 0;
+}
+
+int opt_check_children(struct config *cfg)
+{
+	if (cfg->children && !cfg->nr_pids)
+		return opt_fail(cfg, "-f follows the children of -p processes: add -p (a "
+				     "command's children are followed by default)");
+	return 0;
+}
+
+int opt_check_no_parts(struct config *cfg)
+{
+	if (!cfg->split_calls && (cfg->part_hists || !cfg->offcpu))
+		return opt_fail(cfg,
+				"-B and --no-offcpu shape the parts of calls: drop --no-parts");
+	return 0;
+}
+
+int opt_check_no_children(struct config *cfg)
+{
+	if (cfg->no_children && !cfg->command)
+		return opt_fail(cfg, "--no-children applies to a -- COMMAND: add one");
+	return 0;
+}
+
+int opt_check_per_disk(struct config *cfg)
+{
+	if (cfg->per_disk && !WITH_BLK(cfg))
+		return opt_fail(cfg, "-D applies to the blk layer only: add blk to -T");
+	return 0;
+}
+
+int opt_check_per_flags(struct config *cfg)
+{
+	if (cfg->per_flags && !WITH_BLK(cfg))
+		return opt_fail(cfg, "-F applies to the blk layer only: add blk to -T");
+	return 0;
+}
+
+int opt_check_top(struct config *cfg)
+{
+	if (cfg->top && !BREAKING_DOWN(cfg))
+		return opt_fail(cfg, "--top ranks the keys of -D, -P or -F: add one of them");
+	return 0;
+}
+
+int opt_check_max_keys(struct config *cfg)
+{
+	if (cfg->max_keys && !BREAKING_DOWN(cfg))
+		return opt_fail(cfg, "--max-keys sizes the keys of -D, -P or -F: add one of them");
+	return 0;
+}
+
+int opt_check_duration(struct config *cfg)
+{
+	if (cfg->duration && (cfg->command || cfg->plan_only))
+		return opt_fail(cfg, "--duration does not go with a command or --plan");
+	return 0;
+}
+
+int opt_check_disk(struct config *cfg)
+{
+	if (cfg->disk && !WITH_BLK(cfg))
+		return opt_fail(cfg, "-d applies to the blk layer only: add blk to -T");
+	return 0;
+}
+
+int opt_check_queued(struct config *cfg)
+{
+	if (cfg->queued && !WITH_BLK(cfg))
+		return opt_fail(cfg, "-Q applies to the blk layer only: add blk to -T");
+	return 0;
+}
+
+int opt_check_full_path(struct config *cfg)
+{
+	if (cfg->full_path && !cfg->slower && !cfg->trace)
+		return opt_fail(cfg,
+				"--full-path names the files of events: add --slower or --trace");
+	return 0;
+}
+
+int opt_check_live(struct config *cfg)
+{
+	if (!cfg->live)
+		return 0;
+	if (cfg->json || cfg->plan_only || cfg->command || cfg->slower || cfg->trace ||
+	    cfg->prometheus || cfg->textfile)
+		return opt_fail(cfg,
+				"--live owns the terminal: it does not go with --json, --plan, "
+				"--slower, --trace, an exporter or a command (trace the command "
+				"with -p from another terminal)");
+	/* The busiest processes (and disks) need their breakdowns. */
+	cfg->per_process = true;
+	cfg->per_disk = cfg->layers & (1U << LAYER_BLK);
+	if (!cfg->interval)
+		cfg->interval = 1;
+	return 0;
+}
+
+/* -o holds printed reports: an exporter prints none, --live draws them. */
+int opt_check_output(struct config *cfg)
+{
+	if (!cfg->output)
+		return 0;
+	if (cfg->prometheus || cfg->textfile)
+		return opt_fail(cfg, "%s prints no reports for -o to hold: drop -o",
+				cfg->prometheus ? "--prometheus" : "--textfile");
+	if (cfg->live)
+		return opt_fail(cfg,
+				"--live draws the reports on the terminal: drop -o, or drop "
+				"--live to write them to %s",
+				cfg->output);
+	return 0;
+}
+
+int opt_check_heatmap(struct config *cfg)
+{
+	if (cfg->heatmap && !cfg->interval && !cfg->plan_only && !cfg->prometheus && !cfg->textfile)
+		return opt_fail(cfg,
+				"--heatmap draws a column per interval report: give an interval, "
+				"e.g. iostackbreak --heatmap=io.svg 1");
+	if (cfg->heatmap && cfg->plan_only)
+		return opt_fail(cfg, "--plan attaches and exits: it draws no --heatmap");
+	return 0;
+}
+
+int opt_check_trace_max(struct config *cfg)
+{
+	if (cfg->trace_max && !cfg->trace)
+		return opt_fail(cfg, "--trace-max bounds the --trace file: add --trace");
+	if (!cfg->trace_max)
+		cfg->trace_max = 1000000;
+	return 0;
+}
+
+int opt_check_file(struct config *cfg)
+{
+	if (cfg->nr_files && !(cfg->layers & THREAD_LAYERS))
+		return opt_fail(cfg,
+				"--file finds block requests through the calls that submit them: "
+				"add a layer with files to -T (syscall, vfs or a file system)");
+	return 0;
+}
+
+int opt_check_calls(struct config *cfg)
+{
+	if ((cfg->slower || cfg->trace) && !(cfg->layers & THREAD_LAYERS))
+		return opt_fail(cfg,
+				"--slower and --trace follow calls: add a layer of calls to -T "
+				"(syscall, vfs or a file system)");
+	return 0;
+}
+
+int opt_check_plan(struct config *cfg)
+{
+	if (cfg->plan_only && (cfg->interval || cfg->command))
+		return opt_fail(cfg, "--plan attaches and exits: it takes no interval or "
+				     "command");
+	return 0;
+}
+
+/*
+ * Exporter mode serves counters since start until it is stopped: options
+ * that shape printed reports, or end the run by themselves, have no meaning
+ * there and are refused rather than silently ignored.
+ */
+int opt_check_exporter(struct config *cfg)
+{
+	const char *mode = cfg->prometheus ? "--prometheus" : "--textfile";
+
+	if (!cfg->prometheus && !cfg->textfile)
+		return 0;
+	if (cfg->json)
+		return opt_fail(cfg, "%s exports metrics instead of printing reports: drop --json",
+				mode);
+	if (cfg->heatmap)
+		return opt_fail(
+		    cfg, "%s exports metrics instead of printing reports: drop --heatmap", mode);
+	if (cfg->plan_only)
+		return opt_fail(cfg, "--plan attaches and exits: it does not go with %s", mode);
+	if (cfg->command)
+		return opt_fail(cfg,
+				"%s serves until stopped, not for the life of one command: "
+				"trace its process with -p PID instead",
+				mode);
+	if (cfg->unit != UNIT_NS || cfg->timestamp)
+		return opt_fail(cfg,
+				"-m, -u and --timestamp shape text reports: %s exports "
+				"seconds, drop them",
+				mode);
+	if (cfg->count)
+		return opt_fail(cfg, "%s runs until stopped: give no count", mode);
+	if (cfg->interval && !cfg->textfile)
+		return opt_fail(cfg, "--prometheus serves counters since start at every scrape: "
+				     "it takes no interval (the scraper sets the pace)");
+	if (cfg->slower || cfg->trace)
+		return opt_fail(cfg,
+				"--slower and --trace follow single calls: run them apart from %s, "
+				"which exports histograms",
+				mode);
+	return 0;
+}
