@@ -44,11 +44,25 @@ LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
+# The version is written once, in the top entry of debian/changelog (the
+# package's version is the program's). The commit: this tree's HEAD, with
+# -dirty for uncommitted changes; "release" when built outside git (a
+# tarball), or inside some other repository.
+# (Braces, not parentheses: make would count the ones in the pattern.)
+VERSION := ${shell sed -n '1s/^iostackbreak (\([^)]*\)).*/\1/p' debian/changelog}
+ifeq ($(VERSION),)
+$(error cannot read the version from the first line of debian/changelog)
+endif
+GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+	git describe --always --abbrev=12 --dirty --exclude='*' 2>/dev/null || echo release)
+
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
 	src/verdict.c src/heatmap.c src/live.c
+# --version (from debian/changelog and git).
+CORE_SRCS += src/version.c
 BPF_SRCS := src/progtab.c src/probe.c src/attach.c src/collect.c src/stats.c src/metrics.c \
 	src/events.c src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
@@ -80,6 +94,15 @@ $(BPF_OBJS): $(OUTPUT)/iostackbreak.skel.h
 $(OUTPUT)/%.o: src/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
+
+# version.o is rebuilt when the version or the commit changes: the stamp
+# file is rewritten only when its content would differ.
+$(OUTPUT)/version.stamp: debian/changelog FORCE | $(OUTPUT)
+	$(Q)echo '$(VERSION) $(GIT_COMMIT)' | cmp -s - $@ || echo '$(VERSION) $(GIT_COMMIT)' > $@
+$(OUTPUT)/version.o: $(OUTPUT)/version.stamp
+$(OUTPUT)/version.o: CFLAGS += -DIOSB_VERSION='"$(VERSION)"' -DIOSB_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
 
 $(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
 	$(call msg,BINARY,$@)
@@ -140,6 +163,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer $(FUZZ_SAN)
+$(FUZZ_OUT)/version.o: $(OUTPUT)/version.stamp
+$(FUZZ_OUT)/version.o: FUZZ_CFLAGS += -DIOSB_VERSION='"$(VERSION)"' -DIOSB_COMMIT='"$(GIT_COMMIT)"'
 FUZZ_CORE_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(CORE_SRCS))
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 

@@ -11,8 +11,7 @@
 #include "layers.h"
 #include "opts.h"
 #include "quote.h"
-
-const char *argp_program_version = "iostackbreak " IOSTACKBREAK_VERSION;
+#include "version.h"
 
 enum long_only_keys {
 	OPT_JSON = 0x100,
@@ -164,7 +163,7 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "verbose", 'v', NULL, 0, "Print the plan on stderr and libbpf's own messages", 0 },
 	{ "help", 'h', NULL, 0, "Show this help and exit", -1 },
-	{ "version", 'V', NULL, 0, "Show the version and exit", -1 },
+	{ "version", 'V', NULL, 0, "Show the version, the git commit built from and libbpf's version, then exit", -1 },
 	{},
 };
 
@@ -494,7 +493,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->disk = arg;
 		break;
 	case 'V':
-		printf("%s\n", argp_program_version);
+		print_version(stdout);
 		cfg->help_shown = true;
 		break;
 	case 'Q':

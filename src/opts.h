@@ -5,8 +5,6 @@
 
 #include <stdbool.h>
 
-#define IOSTACKBREAK_VERSION "0.1"
-
 /* Most --file options (the kernel's filter has room for this many). */
 #define MAX_FILES 8
 
