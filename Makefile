@@ -70,7 +70,7 @@ BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
-.PHONY: all clean check unit integration sanitized soak-check fuzz fuzz-check vm install format deps
+.PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm install format deps
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
@@ -131,6 +131,10 @@ deps:
 
 unit: $(UNIT_BIN)
 	$(UNIT_BIN) --jobs 1
+
+# The bash completion against the man page, bpf/cells.def and /sys/block.
+completion-check: $(OUTPUT)/iostackbreak
+	tests/completion/test.sh $(OUTPUT)
 
 integration: all
 	tests/integration/run.sh
@@ -202,13 +206,15 @@ fuzz-check: $(FUZZ_BINS)
 soak-check: all
 	bench/soak.py --duration 60
 
-# Everything: unit tests, then real BPF on this kernel, the same under the
+# Everything: unit tests and the bash completion, then real BPF on this kernel, the same under the
 # sanitizers, a one-minute soak, then the VM suite.
-check: unit fuzz-check integration sanitized soak-check vm
+check: unit completion-check fuzz-check integration sanitized soak-check vm
 
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak
 	install -D -m 0644 man/iostackbreak.8 $(DESTDIR)$(PREFIX)/share/man/man8/iostackbreak.8
+	install -D -m 0644 contrib/bash-completion/iostackbreak \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iostackbreak
 
 format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
