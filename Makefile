@@ -12,6 +12,9 @@ OUTPUT ?= build
 endif
 PREFIX ?= /usr/local
 DESTDIR ?=
+# systemd reads units from /usr/local/lib/systemd/system as well; the Debian
+# package puts its unit in /lib/systemd/system.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
@@ -106,7 +109,7 @@ FORCE:
 
 $(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
@@ -206,20 +209,35 @@ fuzz-check: $(FUZZ_BINS)
 soak-check: all
 	bench/soak.py --duration 60
 
-# Everything: unit tests and the bash completion, then real BPF on this kernel, the same under the
-# sanitizers, a one-minute soak, then the VM suite.
-check: unit completion-check fuzz-check integration sanitized soak-check vm
+# Everything: unit tests and the bash completion, then real BPF on this
+# kernel, the Debian package, the same under the sanitizers, a one-minute
+# soak, then the VM suite.
+check: unit completion-check fuzz-check integration deb-check sanitized soak-check vm
 
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak
 	install -D -m 0644 man/iostackbreak.8 $(DESTDIR)$(PREFIX)/share/man/man8/iostackbreak.8
 	install -D -m 0644 contrib/bash-completion/iostackbreak \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iostackbreak
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' contrib/iostackbreak.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
+
+# iostackbreak_VERSION_ARCH.deb here (scripts/deb.sh says how and why).
+.PHONY: deb deb-check
+deb:
+	$(Q)scripts/deb.sh
+
+# The package: lintian, then installed with apt into a throwaway root (an
+# overlay of this system), run, purged, nothing left (root; ~20 s).
+deb-check:
+	tests/deb/test.sh
 
 format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-deb iostackbreak_*.deb
 
 -include $(wildcard $(OUTPUT)/*.d) $(wildcard $(FUZZ_OUT)/*.d)
