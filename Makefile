@@ -12,6 +12,9 @@ OUTPUT ?= build
 endif
 PREFIX ?= /usr/local
 DESTDIR ?=
+# systemd reads units from /usr/local/lib/systemd/system as well; the Debian
+# package puts its unit in /lib/systemd/system.
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 CLANG ?= clang
 BPFTOOL ?= bpftool
 CC ?= cc
@@ -44,11 +47,25 @@ LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
 	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
+# The version is written once, in the top entry of debian/changelog (the
+# package's version is the program's). The commit: this tree's HEAD, with
+# -dirty for uncommitted changes; "release" when built outside git (a
+# tarball), or inside some other repository.
+# (Braces, not parentheses: make would count the ones in the pattern.)
+VERSION := ${shell sed -n '1s/^iostackbreak (\([^)]*\)).*/\1/p' debian/changelog}
+ifeq ($(VERSION),)
+$(error cannot read the version from the first line of debian/changelog)
+endif
+GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
+	git describe --always --abbrev=12 --dirty --exclude='*' 2>/dev/null || echo release)
+
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
 	src/verdict.c src/heatmap.c src/live.c
+# --version (from debian/changelog and git).
+CORE_SRCS += src/version.c
 BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/collect.c src/stats.c src/metrics.c \
 	src/events.c src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
@@ -56,8 +73,8 @@ BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
-.PHONY: all clean check unit integration sanitized soak-check fuzz fuzz-check vm install format deps \
-	selftest release-check
+.PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
+	install format deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
 
 $(OUTPUT):
@@ -82,9 +99,18 @@ $(OUTPUT)/%.o: src/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
+# version.o is rebuilt when the version or the commit changes: the stamp
+# file is rewritten only when its content would differ.
+$(OUTPUT)/version.stamp: debian/changelog FORCE | $(OUTPUT)
+	$(Q)echo '$(VERSION) $(GIT_COMMIT)' | cmp -s - $@ || echo '$(VERSION) $(GIT_COMMIT)' > $@
+$(OUTPUT)/version.o: $(OUTPUT)/version.stamp
+$(OUTPUT)/version.o: CFLAGS += -DIOSB_VERSION='"$(VERSION)"' -DIOSB_COMMIT='"$(GIT_COMMIT)"'
+.PHONY: FORCE
+FORCE:
+
 $(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
@@ -115,6 +141,10 @@ LEFTOVERS := tests/leftovers.py
 
 unit: $(UNIT_BIN)
 	$(LEFTOVERS) unit -- $(UNIT_BIN) --jobs 1
+
+# The bash completion against the man page, bpf/cells.def and /sys/block.
+completion-check: $(OUTPUT)/iostackbreak
+	tests/completion/test.sh $(OUTPUT)
 
 integration: all
 	$(LEFTOVERS) --host integration -- tests/integration/run.sh
@@ -152,6 +182,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer $(FUZZ_SAN)
+$(FUZZ_OUT)/version.o: $(OUTPUT)/version.stamp
+$(FUZZ_OUT)/version.o: FUZZ_CFLAGS += -DIOSB_VERSION='"$(VERSION)"' -DIOSB_COMMIT='"$(GIT_COMMIT)"'
 FUZZ_CORE_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(CORE_SRCS))
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 
@@ -190,10 +222,10 @@ soak-check: all
 	$(LEFTOVERS) --host soak -- bench/soak.py --duration 60
 
 # Everything, one stage after the other, each timed and each run even after
-# another failed (tests/stages.sh): unit tests, fuzz smoke, real BPF on this
-# kernel, the test of the tests, the same under the sanitizers, a one-minute
-# soak, then the VM suite.
-CHECK_STAGES := unit fuzz-check integration selftest sanitized soak-check vm
+# another failed (tests/stages.sh): unit tests, the bash completion, fuzz
+# smoke, real BPF on this kernel, the test of the tests, the Debian package,
+# the same under the sanitizers, a one-minute soak, then the VM suite.
+CHECK_STAGES := unit completion-check fuzz-check integration selftest deb-check sanitized soak-check vm
 check:
 	$(Q)tests/stages.sh $(MAKE) $(CHECK_STAGES)
 
@@ -207,11 +239,27 @@ release-check: check
 install: $(OUTPUT)/iostackbreak
 	install -D -m 0755 $(OUTPUT)/iostackbreak $(DESTDIR)$(PREFIX)/sbin/iostackbreak
 	install -D -m 0644 man/iostackbreak.8 $(DESTDIR)$(PREFIX)/share/man/man8/iostackbreak.8
+	install -D -m 0644 contrib/bash-completion/iostackbreak \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iostackbreak
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' contrib/iostackbreak.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
+
+# iostackbreak_VERSION_ARCH.deb here (scripts/deb.sh says how and why).
+.PHONY: deb deb-check
+deb:
+	$(Q)scripts/deb.sh
+
+# The package: lintian, then installed with apt into a throwaway root (an
+# overlay of this system), run, purged, nothing left (root; ~20 s).
+deb-check:
+	tests/deb/test.sh
 
 format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-deb iostackbreak_*.deb
 
 -include $(wildcard $(OUTPUT)/*.d) $(wildcard $(FUZZ_OUT)/*.d)

@@ -16,6 +16,8 @@ libjson-c-dev libcriterion-dev libbpf-tools python3 util-linux e2fsprogs \
 xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86 fdisk fio strace jq \
 libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core tmux \
 redis-server redis-tools"
+# make deb and its test (make deb-check).
+PKGS="$PKGS dpkg-dev lintian man-db"
 
 missing=""
 for p in $PKGS; do

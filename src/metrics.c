@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "prom.h"
 #include "report.h"
+#include "version.h"
 
 struct metrics {
 	pthread_mutex_t lock; /* one snapshot at a time: snap and rep below */
@@ -46,7 +47,7 @@ struct metrics *metrics_open(const struct config *cfg, char *err, size_t errsz)
 	pthread_mutex_init(&m->lock, NULL);
 	m->cfg = cfg;
 	uname(&m->uts);
-	m->meta.version = IOSTACKBREAK_VERSION;
+	m->meta.version = iosb_version;
 	m->meta.kernel = m->uts.release;
 	errno = 0;
 	if (cfg->textfile && (stat(cfg->textfile, &st) || !S_ISDIR(st.st_mode) ||

@@ -14,9 +14,9 @@
 #include "opt_values.h"
 #include "opts.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#include "version.h"
 
-const char *argp_program_version = "iostackbreak " IOSTACKBREAK_VERSION;
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The help's text around the options: the layers' part comes from cells.def. */
 static const char doc_intro[] = "Break the latency of I/O down by layer of the storage stack: %s,\n"
@@ -166,7 +166,7 @@ static int parse_help(struct config *cfg, const char *arg);
 static int parse_version(struct config *cfg, const char *arg)
 {
 	(void)arg;
-	printf("%s\n", argp_program_version);
+	print_version(stdout);
 	cfg->help_shown = true;
 	return 0;
 }
@@ -353,7 +353,9 @@ static const struct opt_row rows[] = {
 	{ "verbose", 'v', NULL, "Print the plan on stderr and libbpf's own messages",
 	  SET(verbose) },
 	{ "help", 'h', NULL, "Show this help and exit", .parse = parse_help, .group = -1 },
-	{ "version", 'V', NULL, "Show the version and exit", .parse = parse_version, .group = -1 },
+	{ "version", 'V', NULL,
+	  "Show the version, the git commit built from and libbpf's version, then exit",
+	  .parse = parse_version, .group = -1 },
 };
 
 #define NR_ROWS ARRAY_SIZE(rows)

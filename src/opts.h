@@ -7,8 +7,6 @@
 #include <linux/types.h>
 #include "iostackbreak.h"
 
-#define IOSTACKBREAK_VERSION "0.1"
-
 /* Most --file options (the kernel's filter has room for this many). */
 #define MAX_FILES 8
 

@@ -7,6 +7,7 @@
 #include "layers.h"
 #include "opts.h"
 #include "trace.h"
+#include "version.h"
 
 /* Disks draw as processes of their own, beyond any real pid (pid_max is
  * at most 2^22), one thread (a lane) per request in flight at once. */
@@ -409,11 +410,12 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 int trace_close(struct trace_writer *t, uint64_t kernel_lost, struct trace_totals *totals)
 {
 	json_object *other = json_object_new_object();
+	char tool[64];
 	int ret;
 
 	t->totals.orphaned += t->nr_pending;
-	json_object_object_add(other, "tool",
-			       json_object_new_string("iostackbreak " IOSTACKBREAK_VERSION));
+	snprintf(tool, sizeof(tool), "iostackbreak %s", iosb_version);
+	json_object_object_add(other, "tool", json_object_new_string(tool));
 	json_object_object_add(other, "clock", json_object_new_string("CLOCK_MONOTONIC"));
 	json_object_object_add(other, "calls", json_object_new_uint64(t->totals.calls));
 	json_object_object_add(other, "trace_max", json_object_new_uint64(t->max));
