@@ -31,9 +31,27 @@
 #   IOSB_VM_KEEP=1   keep the temp dir (disk images, initramfs, console.log)
 #   IOSB_VM_MODULES  extra kernel modules to include and load at boot
 #                    (space separated, dependencies resolved)
-#   IOSB_VM_APPEND   extra kernel command line arguments
+#   IOSB_VM_APPEND   extra kernel command line arguments (after run.sh's own,
+#                    so they win)
 #   IOSB_VM_FLAVOUR  the Debian kernel: cloud-amd64 (default) or amd64, the
 #                    generic one, which has f2fs (fetch-kernel.sh)
+#   IOSB_VM_ACCEL    qemu's -accel (default tcg,thread=multi)
+#   IOSB_VM_CPU      qemu's -cpu (default max)
+#   IOSB_VM_DIAG=1   diagnose a guest that stalls: qemu's monitor on a unix
+#                    socket, a fifth disk /dev/vde that the guest's init
+#                    fills with /proc/kallsyms at boot (a few seconds), and
+#                    "softlockup_all_cpu_backtrace=1 loglevel=7" on the
+#                    command line. When the console reports a soft lockup
+#                    or an RCU stall, and on timeout, tools/vm/stall-dump.py
+#                    prints every vCPU's RIP, halt state and raw stack,
+#                    resolved against that kallsyms (Debian's System.map is
+#                    a stub), twice 20 s apart: a spinning CPU moves, a
+#                    halted one does not. The dumps, the console log and
+#                    kallsyms are kept in IOSB_VM_DIAG_DIR (default: a new
+#                    $TMPDIR/iosb-vm-diag.XXXXXX, printed).
+#   IOSB_VM_DIAG=quiet  the same, but the console stays at loglevel=3 (the
+#                    stall was never seen at loglevel=7; the dumps do not
+#                    need the guest's printk). tests/vm/run.sh uses this.
 #   TMPDIR           where the temp dir is created (needs ~1 GiB sparse)
 #
 # Notes for guest-script writers:
@@ -112,9 +130,27 @@ if ldd "$busybox" >/dev/null 2>&1; then
 	die "$busybox is dynamically linked: apt-get install busybox-static"
 fi
 
+# ---- diagnosis of stalls (IOSB_VM_DIAG) -----------------------------------------
+diag=${IOSB_VM_DIAG:-0}
+case $diag in
+0 | '') diag=0 ;;
+1 | quiet) ;;
+*) usage_error "IOSB_VM_DIAG wants 0, 1 or quiet, got '$diag'" ;;
+esac
+diagdir=''
+if [[ $diag != 0 ]]; then
+	command -v python3 >/dev/null || die "IOSB_VM_DIAG=1 needs python3 (tools/vm/stall-dump.py)"
+	if [[ -n ${IOSB_VM_DIAG_DIR:-} ]]; then
+		diagdir=$IOSB_VM_DIAG_DIR
+		mkdir -p "$diagdir" || die "cannot create IOSB_VM_DIAG_DIR '$diagdir'"
+	else
+		diagdir=$(mktemp -d "${TMPDIR:-/tmp}/iosb-vm-diag.XXXXXX")
+	fi
+fi
+
 # ---- temp dir ---------------------------------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/iosb-vm.XXXXXX")
-qpid='' wpid='' rpid=''
+qpid='' wpid='' rpid='' dpid=''
 # shellcheck disable=SC2317 # invoked by the EXIT trap
 cleanup() {
 	local rc=$?
@@ -122,6 +158,11 @@ cleanup() {
 	[[ -n $wpid ]] && kill "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
 	[[ -n $qpid ]] && kill "$qpid" 2>/dev/null && wait "$qpid" 2>/dev/null
 	[[ -n $rpid ]] && wait "$rpid" 2>/dev/null
+	[[ -n $dpid ]] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
+	if [[ -n $diagdir ]]; then
+		cp "$work/console.log" "$diagdir/console.log" 2>/dev/null
+		note "diag: console log, kallsyms and any stall dumps are in $diagdir"
+	fi
 	if [[ ${IOSB_VM_KEEP:-0} == 1 ]]; then
 		note "kept $work"
 	else
@@ -248,6 +289,8 @@ chmod 0755 "$root/iosb/$sname"
 	printf '\n'
 } >"$root/iosb/args"
 
+[[ $diag != 0 ]] && touch "$root/iosb/diag"
+
 # Minimal /etc.
 echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
@@ -297,6 +340,13 @@ for d in vda vdb vdc vdd; do
 	while [ ! -b /dev/$d ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -b /dev/$d ] || fail "/dev/$d did not appear (virtio_blk not loaded?)"
 done
+if [ -e /iosb/diag ]; then
+	# IOSB_VM_DIAG=1: the host resolves a stuck vCPU's addresses against
+	# this, KASLR and modules included.
+	i=0
+	while [ ! -b /dev/vde ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	cat /proc/kallsyms >/dev/vde && sync || echo "iosb-init: warning: kallsyms not written to /dev/vde"
+fi
 mount -t ext4 /dev/vda /mnt/ext4 || fail "mount ext4 /dev/vda"
 mount -t xfs /dev/vdb /mnt/xfs || fail "mount xfs /dev/vdb"
 mount -t btrfs /dev/vdc /mnt/btrfs || fail "mount btrfs /dev/vdc"
@@ -333,37 +383,82 @@ mkdisk vda 256 mkfs.ext4 -q -F -L iosb-ext4
 mkdisk vdb 300 mkfs.xfs -q -f -L iosb-xfs
 mkdisk vdc 256 mkfs.btrfs -q -f -L iosb-btrfs
 mkdisk vdd 64
+[[ $diag != 0 ]] && mkdisk vde 32
 
 t_built=$(now)
 note "kernel $kver; initramfs $(( $(stat -c %s "$work/initramfs.cpio") / 1024 / 1024 )) MiB; prepared in $(elapsed "$t_start") s; booting (timeout ${timeout} s)"
 
 # ---- boot -------------------------------------------------------------------------
 # The console goes through a fifo into a reader that strips CRs, prints it and
-# keeps a copy in console.log for the exit marker.
+# keeps a copy in console.log for the exit marker (and the stall watcher:
+# sed -u, as tr would hold up to 4 KiB back in its pipe buffer).
 log=$work/console.log
 mkfifo "$work/console.fifo"
 # qboot (qemu-system-data) boots -kernel directly, faster than SeaBIOS and
 # without its terminal escape sequences on the console.
 bios=()
 [[ -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
-tr -d '\r' <"$work/console.fifo" | tee "$log" &
+sed -u 's/\r//g' <"$work/console.fifo" | tee "$log" &
 rpid=$!
+cmdline="console=ttyS0 quiet loglevel=3 panic=-1"
+diag_args=()
+if [[ $diag != 0 ]]; then
+	cmdline+=" softlockup_all_cpu_backtrace=1"
+	[[ $diag == 1 ]] && cmdline+=" loglevel=7"
+	diag_args=(-monitor "unix:$work/monitor.sock,server=on,wait=off"
+		-drive "file=$work/vde.img,if=virtio,format=raw")
+fi
+accel=${IOSB_VM_ACCEL:-tcg,thread=multi}
+cpu=${IOSB_VM_CPU:-max}
+note "qemu -accel $accel -cpu $cpu; guest command line: $cmdline ${IOSB_VM_APPEND:-}"
 qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -m 1024 -smp 2 \
+	-accel "$accel" -cpu "$cpu" -m 1024 -smp 2 \
 	-nographic -no-reboot -nic none ${bios[@]+"${bios[@]}"} \
 	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 ${IOSB_VM_APPEND:-}" \
+	-append "$cmdline ${IOSB_VM_APPEND:-}" \
 	-drive "file=$work/vda.img,if=virtio,format=raw" \
 	-drive "file=$work/vdb.img,if=virtio,format=raw" \
 	-drive "file=$work/vdc.img,if=virtio,format=raw" \
 	-drive "file=$work/vdd.img,if=virtio,format=raw" \
+	${diag_args[@]+"${diag_args[@]}"} \
 	</dev/null >"$work/console.fifo" 2>&1 &
 qpid=$!
+
+# diag_dump LABEL: where each vCPU is now (IOSB_VM_DIAG=1).
+# shellcheck disable=SC2317 # called from the subshells below
+diag_dump() {
+	[[ -s $diagdir/kallsyms ]] || tr -d '\0' <"$work/vde.img" >"$diagdir/kallsyms"
+	"$here/stall-dump.py" --socket "$work/monitor.sock" --kallsyms "$diagdir/kallsyms" \
+		--label "$1" >"$diagdir/dump.$BASHPID" 2>&1
+	cat "$diagdir/dump.$BASHPID" >>"$diagdir/stall-dump.txt"
+	note "diag: $1:"
+	grep '^CPU[0-9]* RIP' "$diagdir/dump.$BASHPID" | sed "s/^/$prog:   /" >&2
+	rm -f "$diagdir/dump.$BASHPID"
+}
+stall_re='soft lockup|rcu: INFO|detected stall|kthread starved|timer wakeup didn|hung_task|blocked for more than'
+if [[ $diag != 0 ]]; then
+	(
+		trap 'kill "$dsp" 2>/dev/null; wait "$dsp" 2>/dev/null; exit 0' TERM
+		until grep -Eq "$stall_re" "$log"; do
+			sleep 2 & dsp=$!
+			wait "$dsp"
+		done
+		# Let the guest's own all-CPU backtraces reach the console first.
+		sleep 10 & dsp=$!
+		wait "$dsp"
+		diag_dump "the console reported a stall"
+		sleep 20 & dsp=$!
+		wait "$dsp"
+		diag_dump "20 s later"
+	) &
+	dpid=$!
+fi
 (
 	trap 'kill "$sp" 2>/dev/null; wait "$sp" 2>/dev/null; exit 0' TERM
 	sleep "$timeout" & sp=$!
 	wait "$sp"
 	touch "$work/timed-out"
+	[[ $diag != 0 ]] && diag_dump "timeout after $timeout s"
 	kill "$qpid" 2>/dev/null
 	sleep 10 & sp=$!
 	wait "$sp"
@@ -378,6 +473,11 @@ wait "$wpid" 2>/dev/null || true
 wpid=''
 wait "$rpid" || true
 rpid=''
+if [[ -n $dpid ]]; then
+	kill "$dpid" 2>/dev/null || true
+	wait "$dpid" 2>/dev/null || true
+	dpid=''
+fi
 
 secs=$(elapsed "$t_built")
 if [[ -e $work/timed-out ]]; then
