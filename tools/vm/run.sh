@@ -405,7 +405,8 @@ diag_args=()
 if [[ $diag != 0 ]]; then
 	cmdline+=" softlockup_all_cpu_backtrace=1"
 	[[ $diag == 1 ]] && cmdline+=" loglevel=7"
-	diag_args=(-monitor "unix:$work/monitor.sock,server=on,wait=off"
+	# debug-threads: the vCPU threads are named "CPU N/TCG" on the host.
+	diag_args=(-name "iosb-vm,debug-threads=on" -monitor "unix:$work/monitor.sock,server=on,wait=off"
 		-drive "file=$work/vde.img,if=virtio,format=raw")
 fi
 accel=${IOSB_VM_ACCEL:-tcg,thread=multi}
@@ -424,15 +425,32 @@ qemu-system-x86_64 \
 	</dev/null >"$work/console.fifo" 2>&1 &
 qpid=$!
 
+# qemu_threads: "TID NAME TICKS" per qemu thread (utime+stime, in USER_HZ).
+# shellcheck disable=SC2317 # called from diag_dump
+qemu_threads() {
+	local t name
+	for t in /proc/"$qpid"/task/*; do
+		name=$(tr ' ' '_' <"$t/comm" 2>/dev/null) || continue
+		awk -v t="${t##*/}" -v n="$name" '{ sub(/^.*\) /, ""); print t, n, $12 + $13 }' "$t/stat" 2>/dev/null
+	done
+}
 # diag_dump LABEL: where each vCPU is now (IOSB_VM_DIAG=1).
 # shellcheck disable=SC2317 # called from the subshells below
 diag_dump() {
 	[[ -s $diagdir/kallsyms ]] || tr -d '\0' <"$work/vde.img" >"$diagdir/kallsyms"
 	"$here/stall-dump.py" --socket "$work/monitor.sock" --kallsyms "$diagdir/kallsyms" \
 		--label "$1" >"$diagdir/dump.$BASHPID" 2>&1
+	# The host's view: a vCPU thread that is halted sleeps, one that
+	# executes (guest code, or qemu looping) uses CPU time.
+	qemu_threads >"$diagdir/threads.$BASHPID"
+	sleep 2
+	qemu_threads | paste "$diagdir/threads.$BASHPID" - |
+		awk '{ printf "host thread %s (%s): %d%% CPU over 2 s\n", $1, $2, ($6 - $3) / 2 }' \
+			>>"$diagdir/dump.$BASHPID"
+	rm -f "$diagdir/threads.$BASHPID"
 	cat "$diagdir/dump.$BASHPID" >>"$diagdir/stall-dump.txt"
 	note "diag: $1:"
-	grep '^CPU[0-9]* RIP' "$diagdir/dump.$BASHPID" | sed "s/^/$prog:   /" >&2
+	grep -E '^(CPU[0-9]* RIP|host thread .*CPU [0-9])' "$diagdir/dump.$BASHPID" | sed "s/^/$prog:   /" >&2
 	rm -f "$diagdir/dump.$BASHPID"
 }
 stall_re='soft lockup|rcu: INFO|detected stall|kthread starved|timer wakeup didn|hung_task|blocked for more than'
