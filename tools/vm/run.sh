@@ -437,21 +437,22 @@ qemu_threads() {
 # diag_dump LABEL: where each vCPU is now (IOSB_VM_DIAG=1).
 # shellcheck disable=SC2317 # called from the subshells below
 diag_dump() {
+	local tmp=$diagdir/dump.$BASHPID # per caller: two subshells may dump
 	[[ -s $diagdir/kallsyms ]] || tr -d '\0' <"$work/vde.img" >"$diagdir/kallsyms"
 	"$here/stall-dump.py" --socket "$work/monitor.sock" --kallsyms "$diagdir/kallsyms" \
-		--label "$1" >"$diagdir/dump.$BASHPID" 2>&1
+		--label "$1" >"$tmp" 2>&1
 	# The host's view: a vCPU thread that is halted sleeps, one that
 	# executes (guest code, or qemu looping) uses CPU time.
-	qemu_threads >"$diagdir/threads.$BASHPID"
+	qemu_threads >"$tmp.threads"
 	sleep 2
-	qemu_threads | paste "$diagdir/threads.$BASHPID" - |
+	qemu_threads | paste "$tmp.threads" - |
 		awk '{ printf "host thread %s (%s): %d%% CPU over 2 s\n", $1, $2, ($6 - $3) / 2 }' \
-			>>"$diagdir/dump.$BASHPID"
-	rm -f "$diagdir/threads.$BASHPID"
-	cat "$diagdir/dump.$BASHPID" >>"$diagdir/stall-dump.txt"
+			>>"$tmp"
+	rm -f "$tmp.threads"
+	cat "$tmp" >>"$diagdir/stall-dump.txt"
 	note "diag: $1:"
-	grep -E '^(CPU[0-9]* RIP|host thread .*CPU [0-9])' "$diagdir/dump.$BASHPID" | sed "s/^/$prog:   /" >&2
-	rm -f "$diagdir/dump.$BASHPID"
+	grep -E '^(CPU[0-9]* RIP|host thread .*CPU_[0-9])' "$tmp" | sed "s/^/$prog:   /" >&2
+	rm -f "$tmp"
 }
 stall_re='soft lockup|rcu: INFO|detected stall|kthread starved|timer wakeup didn|hung_task|blocked for more than'
 if [[ $diag != 0 ]]; then
@@ -464,10 +465,10 @@ if [[ $diag != 0 ]]; then
 		# Let the guest's own all-CPU backtraces reach the console first.
 		sleep 10 & dsp=$!
 		wait "$dsp"
-		diag_dump "the console reported a stall"
+		diag_dump "the console reported a stall" || true
 		sleep 20 & dsp=$!
 		wait "$dsp"
-		diag_dump "20 s later"
+		diag_dump "20 s later" || true
 	) &
 	dpid=$!
 fi
@@ -476,7 +477,8 @@ fi
 	sleep "$timeout" & sp=$!
 	wait "$sp"
 	touch "$work/timed-out"
-	[[ $diag != 0 ]] && diag_dump "timeout after $timeout s"
+	# (|| true: under set -e a failed dump must not keep qemu alive.)
+	[[ $diag == 0 ]] || diag_dump "timeout after $timeout s" || true
 	kill "$qpid" 2>/dev/null
 	sleep 10 & sp=$!
 	wait "$sp"
