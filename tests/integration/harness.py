@@ -369,6 +369,30 @@ def diskstats_writes(name):
     raise AssertionError(f"{name} not in /proc/diskstats")
 
 
+# make release-check sets it: a block completion counted as missed fails.
+STRICT_BLK = os.environ.get("IOSB_STRICT_BLK") == "1"
+
+
+def check_blk_count(rep, got, truth, what):
+    """The block layer's count against an independent truth (fio, diskstats):
+    every request is counted, or counted as missed, exactly:
+    got + request_completion_missed == truth.
+
+    A missed completion is the open defect of issue 19: on 6.18 no BPF
+    program attached to block_rq_complete (ours, a second tp_btf one, a
+    classic tracepoint one, nor one on block_io_done) runs for a few
+    requests in 100,000 while the tracepoint fires (perf counts it), with
+    recursion_misses 0 (test_blk_exact.py). Until its cause is found, each
+    one is printed as a KNOWN DEFECT line, and IOSB_STRICT_BLK=1 (make
+    release-check) fails on it."""
+    missed = rep["dropped_by_reason"]["request_completion_missed"]
+    assert got + missed == truth, f"{what}: counted {got} + missed {missed} != {truth}"
+    if missed:
+        print(f"    KNOWN DEFECT (issue 19): {what}: {missed} of {truth} block completions "
+              "missed (counted apart)", flush=True)
+    assert not (STRICT_BLK and missed), f"{what}: {missed} completions missed"
+
+
 def cell(report, layer, op):
     for c in report["cells"]:
         if c["layer"] == layer and c["op"] == op:
