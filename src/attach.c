@@ -519,6 +519,12 @@ static void detach_all(struct bpf_link **links, size_t n)
 		pthread_join(threads[i], NULL);
 }
 
+void tracer_detach(struct tracer *t)
+{
+	detach_all(t->links, t->nr_links);
+	t->nr_links = 0;
+}
+
 void tracer_stop(struct tracer *t)
 {
 	detach_all(t->links, t->nr_links);

@@ -34,6 +34,13 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		 const struct targets *tg, char *err, size_t errsz);
 
 /* Detaches and unloads everything. */
+/*
+ * Detaches every program and keeps the maps: once it returns no program
+ * runs (the kernel waits for those under way), so what the maps hold is
+ * final and consistent across them, however long reading them takes.
+ */
+void tracer_detach(struct tracer *t);
+
 void tracer_stop(struct tracer *t);
 
 #endif /* ATTACH_H */

@@ -729,7 +729,14 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 	/* The terminal back as it was; the final report in text below. */
 	if (s->live)
 		close_live(s);
-	/* The calls that ended before the stop come before the final report. */
+	/*
+	 * The run is over: detached first, the maps stop moving, so the final
+	 * report's cells, calls and parts are read as one (interval reports
+	 * are read while the programs run, and read again until they agree:
+	 * snapshot_take). The calls that ended before come before it.
+	 */
+	if (s->end != END_OUTPUT_CLOSED)
+		tracer_detach(&s->tracer);
 	if (s->have_events && s->end != END_OUTPUT_CLOSED)
 		on_events(s);
 	/* Stopped, or the command or the targets ended: what is not reported yet. */
