@@ -98,9 +98,13 @@ def blk_merged_requests_are_not_missed_nor_left_behind():
         try:
             with open(f"/sys/block/{loop.name}/queue/scheduler", "w") as f:
                 f.write("mq-deadline")
+            # Requests merge only when they wait in the scheduler, which
+            # depends on how busy the machine is: the workload runs again
+            # (each run checked in full) until a -Q run saw merges, at most
+            # 10 rounds, so the check always proves something.
             merged = 0
-            for mode in (["-Q"], []):
-                for _ in range(2):
+            for _ in range(10):
+                for mode in (["-Q"], []):
                     rep, ios, delta = traced(loop, mode, [
                         "--ioengine=libaio", "--iodepth=512", "--iodepth_batch_submit=64",
                         "--size=32M", "--rw=write:4k", "--name=a", "--offset=0", "--name=b",
@@ -113,7 +117,10 @@ def blk_merged_requests_are_not_missed_nor_left_behind():
                     # Nothing else may be dropped: a merged request is no
                     # longer taken for a missed one.
                     assert rep["dropped"] == missed, (mode, rep["dropped_by_reason"])
-                    merged += delta[2]
-            assert merged > 0, "no request merged: the check proved nothing"
+                    if mode:
+                        merged += delta[2]
+                if merged:
+                    break
+            assert merged > 0, "no request merged in 10 rounds: the check proved nothing"
         finally:
             loop.close()
