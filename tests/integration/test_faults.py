@@ -104,14 +104,27 @@ def threads_that_die_mid_call_leave_no_trace():
     """300 reads that never return (200 threads dying with their process,
     100 processes killed), then a workload's 3,000 preads: counted
     exactly, nothing dropped. The reads are of pipes: --all-fds times
-    them."""
+    them. Everything runs in a cgroup of its own and the tool selects it
+    (--cgroup): -P over the whole machine would also key every other
+    process, and on a busy host its breakdown map fills with them."""
+    root, _ = cgroup2_root()
+    group = make_cgroup(os.path.join(root, f"iosb-test-{os.getpid()}-dying"))
+    procs = os.path.join(group, "cgroup.procs")
+
+    def join_group():
+        with open(procs, "w") as f:
+            f.write(str(os.getpid()))
+
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         path = os.path.join(tmp, "data")
         work = Work("-c", "pread", "3000", path)  # set up, held until go()
-        tool = Tool("-T", "syscall", "-P", "--json", "--all-fds")
+        with open(procs, "w") as f:
+            f.write(str(work.pid))
+        tool = Tool("-T", "syscall", "-P", "--json", "--all-fds", "--cgroup", group)
         for mode, n in (("exit", 200), ("kill", 100)):
             p = subprocess.run([sys.executable, "-c", DYING, mode, str(n)],
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=120,
+                               preexec_fn=join_group)
             assert p.returncode == 0, p.stderr
         work.go()
         result = work.finish()
