@@ -306,6 +306,7 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->syscall_prefix = caps->syscall_prefix;
 	plan->kprobe_fallback = cfg->attach == METHOD_NONE && caps->kprobes;
 	plan->btf = caps->btf;
+	plan->bpf_skips_pid1 = caps->bpf_skips_pid1;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(cfg->layers & (1U << layer)))
 			continue;
@@ -411,6 +412,8 @@ void plan_print(const struct plan *plan, FILE *out)
 			fputc('\n', out);
 		}
 	}
+	if (plan->bpf_skips_pid1)
+		fprintf(out, "%s\n", BPF_SKIPS_PID1_NOTE);
 }
 
 static int plan_root_layer(const struct plan *plan)

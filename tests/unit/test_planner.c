@@ -749,3 +749,25 @@ Test(planner, source_names)
 	cr_assert_str_eq(method_name(METHOD_FENTRY), "fentry");
 	cr_assert_str_eq(method_name(METHOD_KPROBE), "kprobe");
 }
+
+/* A kernel that runs no BPF program in PID 1's threads: --plan says so,
+ * once, after the table; other kernels print no note. */
+Test(planner, print_note_when_bpf_skips_pid1)
+{
+	struct membuf m;
+	const char *text;
+
+	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	cr_assert_null(strstr(text, "note:"), "%s", text);
+	membuf_free(&m);
+
+	fk.caps.bpf_skips_pid1 = true;
+	replan();
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	cr_assert_eq(count_substr(text, BPF_SKIPS_PID1_NOTE "\n"), 1, "%s", text);
+	cr_assert_not_null(strstr(text, "request_completion_missed"), "%s", text);
+	membuf_free(&m);
+}
