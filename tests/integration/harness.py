@@ -369,8 +369,20 @@ def diskstats_writes(name):
     raise AssertionError(f"{name} not in /proc/diskstats")
 
 
-# make release-check sets it: a block completion counted as missed fails.
-STRICT_BLK = os.environ.get("IOSB_STRICT_BLK") == "1"
+def kernel_skips_pid1():
+    """Does this kernel run no BPF program while a thread of PID 1 is
+    current? The tool finds out from BTF and says so under --plan (the
+    note of src/planner.h, BPF_SKIPS_PID1_NOTE)."""
+    global _SKIPS_PID1
+    if _SKIPS_PID1 is None:
+        p = subprocess.run([TOOL, "--plan", "-T", "blk"], capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        _SKIPS_PID1 = "bpf_prog_aux.init_owned" in p.stdout
+    return _SKIPS_PID1
+
+
+_SKIPS_PID1 = None
 
 
 def check_blk_count(rep, got, truth, what):
@@ -378,19 +390,25 @@ def check_blk_count(rep, got, truth, what):
     every request is counted, or counted as missed, exactly:
     got + request_completion_missed == truth.
 
-    A missed completion is the open defect of issue 19: on 6.18 no BPF
-    program attached to block_rq_complete (ours, a second tp_btf one, a
-    classic tracepoint one, nor one on block_io_done) runs for a few
-    requests in 100,000 while the tracepoint fires (perf counts it), with
-    recursion_misses 0 (test_blk_exact.py). Until its cause is found, each
-    one is printed as a KNOWN DEFECT line, and IOSB_STRICT_BLK=1 (make
-    release-check) fails on it."""
+    A completion is missed only where the kernel runs no BPF program for
+    it. On a kernel that runs them everywhere, none may be missed. The
+    development machines' kernel (6.18.44-fc, a Firecracker/PVM sandbox
+    build) runs none while a thread of PID 1 is current: bpf_trace_run*()
+    return early when current->tgid == 1 and the program's
+    bpf_prog_aux.init_owned is 0, counting no recursion miss (its
+    disassembly, README "Block counts"). A completion that interrupts PID 1
+    is seen by no BPF tool: libbpf-tools' biolatency misses the same ones
+    (test_faults.thirty_two_fio_jobs_counted_exactly), and with PID 1
+    pinned away from the CPU that completes the requests none is missed
+    (test_blk_exact.blk_exact_with_pid1_on_another_cpu). There each miss
+    is printed, and allowed."""
     missed = rep["dropped_by_reason"]["request_completion_missed"]
     assert got + missed == truth, f"{what}: counted {got} + missed {missed} != {truth}"
     if missed:
-        print(f"    KNOWN DEFECT (issue 19): {what}: {missed} of {truth} block completions "
-              "missed (counted apart)", flush=True)
-    assert not (STRICT_BLK and missed), f"{what}: {missed} completions missed"
+        assert kernel_skips_pid1(), \
+            f"{what}: {missed} completions missed on a kernel that runs BPF in every context"
+        print(f"    PID 1 HIDDEN (this kernel runs no BPF program in PID 1's threads): {what}: "
+              f"{missed} of {truth} completions interrupted PID 1 (counted apart)", flush=True)
 
 
 def cell(report, layer, op):

@@ -22,7 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import STRICT_BLK, Skip, Tool, Work, cell
+from harness import Skip, Tool, Work, cell, kernel_skips_pid1
 from test_host import one_line_error
 
 TESTS = []
@@ -340,15 +340,16 @@ def promtool_finds_no_problems_in_a_full_exposition():
         blk = [v for (n, ls), v in samples.items() if n == LATENCY + "_count"
                and dict(ls).get("pid") == str(work.pid) and dict(ls)["layer"] == "blk"]
         # Its 300 requests, and whatever else it submitted (its own
-        # binary's pages): each counted, or counted as missed (issue 19's
-        # open defect, harness.check_blk_count), never lost silently.
+        # binary's pages): each counted, or counted as missed where the
+        # kernel runs no BPF program (harness.check_blk_count), never lost
+        # silently.
         missed = value(samples, "iostackbreak_dropped_events_total",
                        reason="request_completion_missed")
         assert sum(blk) + missed >= 300, (blk, missed)
         if missed:
-            print(f"    KNOWN DEFECT (issue 19): {missed:.0f} block completions missed",
-                  flush=True)
-        assert not (STRICT_BLK and missed), missed
+            assert kernel_skips_pid1(), f"{missed} completions missed"
+            print(f"    PID 1 HIDDEN (this kernel): {missed:.0f} block completions "
+                  "interrupted PID 1 (counted apart)", flush=True)
         assert all("disk" in dict(ls) and "flags" in dict(ls) for (n, ls) in samples
                    if n == LATENCY + "_count" and dict(ls)["layer"] == "blk")
         for path_, method, want in (("/", "GET", 404), ("/metrics/x", "GET", 404),
