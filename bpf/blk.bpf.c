@@ -354,10 +354,48 @@ static __always_inline int blk_merged(struct request *rq)
 	return 0;
 }
 
+/* Before Linux 5.12 a bio named its disk itself ("block: switch bio to a
+ * block_device", 5.12). */
+struct bio___bi_disk {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+/*
+ * A bio merged into a request that already started (in the plug or the
+ * scheduler), in the context of the thread that submitted it: the request
+ * grew after its origin counted its bytes for the call, so the bio's bytes
+ * go to the call here. Only with parts or events (the planner attaches it
+ * then).
+ */
+static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
+{
+	struct thread_starts *call;
+	struct gendisk *disk;
+
+	if (!task_wanted(bpf_get_current_pid_tgid()))
+		return 0;
+	call = current_call(btf);
+	if (!call || (nr_files && call->file_pending))
+		return 0;
+	if (filter_dev) {
+		if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
+			disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
+		else
+			disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+		if (!disk ||
+		    KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor)) != targ_dev)
+			return 0;
+	}
+	call->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+	return 0;
+}
+
 /* Before Linux 5.11 insert and issue had the queue as their first argument
  * ("block: remove the request_queue to argument request based
  * tracepoints", 5.11). */
 #define RQ_ARG(args) ((struct request *)(blk_rq_argn ? (args)[1] : (args)[0]))
+/* The bio merge tracepoints had (q, rq, bio) then, (bio) since. */
+#define BIO_MERGE_ARG(args) ((struct bio *)(blk_rq_argn ? (args)[2] : (args)[0]))
 
 SEC("tp_btf/block_io_start")
 int tb_io_start(__u64 *ctx)
@@ -419,4 +457,28 @@ SEC("raw_tp/block_rq_merge")
 int rt_rq_merge(struct bpf_raw_tracepoint_args *ctx)
 {
 	return blk_merged(RQ_ARG(ctx->args));
+}
+
+SEC("tp_btf/block_bio_backmerge")
+int tb_bio_backmerge(__u64 *ctx)
+{
+	return blk_bio_merged(BIO_MERGE_ARG(ctx), true);
+}
+
+SEC("raw_tp/block_bio_backmerge")
+int rt_bio_backmerge(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_bio_merged(BIO_MERGE_ARG(ctx->args), false);
+}
+
+SEC("tp_btf/block_bio_frontmerge")
+int tb_bio_frontmerge(__u64 *ctx)
+{
+	return blk_bio_merged(BIO_MERGE_ARG(ctx), true);
+}
+
+SEC("raw_tp/block_bio_frontmerge")
+int rt_bio_frontmerge(struct bpf_raw_tracepoint_args *ctx)
+{
+	return blk_bio_merged(BIO_MERGE_ARG(ctx->args), false);
 }

@@ -236,6 +236,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* So is whose call a request belongs to, for the parts of calls. */
 	bool split_calls = cfg->split_calls && (cfg->layers & THREAD_LAYERS);
 	/* Events (--slower, --trace) and --file tie requests to their calls. */
+	/* Parts and events give each call its block requests and bytes. */
+	bool call_bytes = split_calls || cfg->slower || cfg->trace;
 	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
 			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->slower ||
 			   cfg->trace || cfg->nr_files;
@@ -287,6 +289,14 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		 */
 		if (plan->blk_origin && blk_tp_exists(caps, BLK_TP_RQ_MERGE))
 			cp->targets[t++] = blk_tp_names[BLK_TP_RQ_MERGE];
+		/*
+		 * A call's block bytes: a bio that merges into a request
+		 * already started adds to it after the origin counted it.
+		 */
+		if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_BACKMERGE))
+			cp->targets[t++] = blk_tp_names[BLK_TP_BIO_BACKMERGE];
+		if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_FRONTMERGE))
+			cp->targets[t++] = blk_tp_names[BLK_TP_BIO_FRONTMERGE];
 		for (unsigned int i = 0; i < t; i++)
 			cp->tgt_src[i] = src;
 		cp->nr_targets = t;

@@ -38,6 +38,8 @@ static const struct {
 	[BLK_TP_RQ_ISSUE] = { PROG(tb_rq_issue), PROG(rt_rq_issue) },
 	[BLK_TP_RQ_COMPLETE] = { PROG(tb_rq_complete), PROG(rt_rq_complete) },
 	[BLK_TP_RQ_MERGE] = { PROG(tb_rq_merge), PROG(rt_rq_merge) },
+	[BLK_TP_BIO_BACKMERGE] = { PROG(tb_bio_backmerge), PROG(rt_bio_backmerge) },
+	[BLK_TP_BIO_FRONTMERGE] = { PROG(tb_bio_frontmerge), PROG(rt_bio_frontmerge) },
 };
 
 static struct bpf_program *at(struct iostackbreak_bpf *skel, size_t off)

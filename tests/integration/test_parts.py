@@ -10,7 +10,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, diskstats, on_cleanup
+from harness import (TOOL, LoopDevice, Skip, Tool, Work, cell, diskstats, diskstats_writes,
+                     on_cleanup)
 from test_breakdown import check_report
 
 TESTS = []
@@ -350,3 +351,45 @@ def evicted_thread_slots_are_counted():
     assert drops["thread_slot_evicted"] > 0 and timed > 0, drops
     timed, drops = reads_with_thread_slots(8192, n, 32)
     assert timed == n and drops["thread_slot_evicted"] == 0, (timed, drops)
+
+
+@test
+def an_fsyncs_block_bytes_include_the_bios_merged_into_its_requests():
+    """512 buffered 4 KiB pwrites to a loop device under mq-deadline, then
+    one fsync: the fsync writes the 512 pages back, one bio each, and the
+    scheduler merges them into a few large requests after each request
+    started (block_io_start saw 4 KiB; diskstats counts the merges). The
+    fsync's blk_bytes is all 2 MiB, and its blk_requests the requests
+    diskstats counted, each exactly."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp)
+        try:
+            with open(f"/sys/block/{loop.name}/queue/scheduler", "w") as f:
+                f.write("mq-deadline")
+            # The loop driver starts with 4 KiB requests here: room to merge.
+            with open(f"/sys/block/{loop.name}/queue/max_sectors_kb", "w") as f:
+                f.write("128")
+            work = Work("-x", "pwrite", "512", loop.dev, "fsync", "1", loop.dev)
+            before = diskstats_writes(loop.name)  # after its setup (which syncs)
+            tool = Tool("-T", "syscall,blk", "-d", loop.name, "-p", str(work.pid), "--json")
+            work.go()
+            result = work.finish_held()
+            after = diskstats_writes(loop.name)
+            work.release()
+            rc, out, err = tool.wait(timeout=60)
+            assert rc == 0, err
+            rep = json.loads(out.splitlines()[-1])
+            check_report(rep)
+        finally:
+            loop.close()
+    writes, sectors, flushes = (a - b for a, b in zip(after, before))
+    b, _ = calls(rep, "fsync")
+    print(f"    fsync: blk_requests {b['blk_requests']}, blk_bytes {b['blk_bytes']}; diskstats "
+          f"{writes} writes, {sectors * 512} bytes, {flushes} flushes", flush=True)
+    assert b["count"] == 1, b
+    assert sectors * 512 == 512 * 4096, (sectors, result)
+    assert writes < 512, f"no bio merged: {writes} requests"
+    assert b["blk_bytes"] == sectors * 512, b
+    # The data's requests, the empty PREFLUSH write and the flush (FLUSHES
+    # in the man page): all the disk did, all the fsync's.
+    assert b["blk_requests"] == writes + flushes, (b, writes, flushes)
