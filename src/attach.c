@@ -104,6 +104,9 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 					if (layer == LAYER_SYSCALL)
 						load_pair(progtab_role(&t->progs, ROLE_RAW_SYSCALLS,
 								       cp->src));
+					else if (layer == LAYER_IO_URING)
+						load_pair(progtab_role(&t->progs, ROLE_URING,
+								       cp->src));
 					else
 						load_pair(blk_prog(t, cp, i));
 					break;
@@ -340,6 +343,21 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 	return 0;
 }
 
+/* io_uring: completion first (attach_pair), so no request is left open by us. */
+static int attach_uring(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	enum attach_method src = plan->cells[LAYER_IO_URING][0].src;
+	const struct prog_ref *r = progtab_role(&t->progs, ROLE_URING, src);
+	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
+
+	if (ret)
+		snprintf(err, errsz,
+			 "cannot attach to tracepoints io_uring:io_uring_submit_req/complete (%s): "
+			 "%s; leave io_uring out of -T",
+			 method_name(src), strerror(-ret));
+	return ret;
+}
+
 /* The source of the syscall cells when they use the raw pair, else METHOD_NONE. */
 static enum attach_method raw_syscall_source(const struct plan *plan)
 {
@@ -468,9 +486,9 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		return -1;
 	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
-	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		if (layer == LAYER_BLK)
-			continue;
+	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))
+		return -1;
+	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++) {
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			if (plan->cells[layer][op].src != METHOD_NONE)
 				attach_cell(t, plan, layer, &plan->cells[layer][op]);

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "layers.h"
 #include "iostackbreak.skel.h"
 
 static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
@@ -91,7 +92,7 @@ static int read_drops(struct tracer *t, uint64_t drops[NR_DROP_REASONS], int ncp
 	return ret;
 }
 
-/* Calls left out of the syscall and vfs layers, by (layer, op, kind). */
+/* Calls left out of the syscall, vfs and io_uring layers, by (layer, op, kind). */
 static int read_left_out(struct tracer *t, struct snapshot *snap, int ncpu)
 {
 	int fd = bpf_map__fd(t->skel->maps.left_out);
@@ -100,8 +101,8 @@ static int read_left_out(struct tracer *t, struct snapshot *snap, int ncpu)
 
 	if (!percpu)
 		return -ENOMEM;
-	for (__u32 l = 0; l < NR_LEFT_OUT_LAYERS && !ret; l++) {
-		for (__u32 op = 0; op < NR_FS_OPS && !ret; op++) {
+	for (__u32 l = 0; l < NR_LAYERS && !ret; l++) {
+		for (__u32 op = 0; LAYER_LEAVES_OUT(l) && op < layer_nr_ops(l) && !ret; op++) {
 			for (__u32 kind = 0; kind < NR_FD_KINDS; kind++) {
 				__u32 idx = LEFT_OUT_INDEX(l, op, kind);
 

@@ -151,10 +151,11 @@ int opt_check_trace_max(struct config *cfg)
 
 int opt_check_file(struct config *cfg)
 {
-	if (cfg->nr_files && !(cfg->layers & THREAD_LAYERS))
+	if (cfg->nr_files && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING)))
 		return opt_fail(cfg,
 				"--file finds block requests through the calls that submit them: "
-				"add a layer with files to -T (syscall, vfs or a file system)");
+				"add a layer with files to -T (syscall, vfs, a file system or "
+				"io_uring)");
 	return 0;
 }
 

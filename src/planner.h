@@ -23,6 +23,9 @@ struct kcaps {
 	bool blk_rq_q_arg;	    /* insert/issue take (q, rq): before 5.11 */
 	/* BPF tracing programs do not run while a thread of PID 1 is current */
 	bool bpf_skips_pid1;
+	/* io_uring_complete takes (ctx, req, user_data, res, cflags, ...),
+	 * not (ctx, req, cqe): before 6.3 */
+	bool uring_complete_fields;
 	void *ctx;
 	/* category/event, e.g. ("syscalls", "sys_enter_read") */
 	bool (*tracepoint_exists)(void *ctx, const char *category, const char *event);
@@ -52,6 +55,7 @@ struct plan {
 	/* Block layer programs, shared by all its ops. */
 	const char *blk_origin; /* "block_io_start", "block_rq_insert" or NULL */
 	bool blk_rq_q_arg;
+	bool uring_complete_fields; /* as in struct kcaps */
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */

@@ -260,20 +260,26 @@ static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
 		 "CONFIG_KPROBES off)");
 }
 
-/* Is the old (q, rq) prototype of block_rq_issue in this kernel's BTF? */
-static bool probe_blk_q_arg(const struct btf *btf)
+/*
+ * The number of parameters of a tracepoint's prototype in this kernel's BTF
+ * (its btf_trace_<name> typedef, with the leading void *), or -1.
+ */
+static int tp_proto_params(const struct btf *btf, const char *tp)
 {
 	const struct btf_type *t;
-	int id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
+	char name[128];
+	int id;
 
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
 	if (id < 0)
-		return false;
+		return -1;
 	t = btf__type_by_id(btf, (__u32)id); /* typedef */
 	t = btf__type_by_id(btf, t->type);   /* pointer */
 	if (!t || !btf_is_ptr(t))
-		return false;
-	t = btf__type_by_id(btf, t->type);		      /* func proto */
-	return t && btf_is_func_proto(t) && btf_vlen(t) == 3; /* (void *, q, rq) */
+		return -1;
+	t = btf__type_by_id(btf, t->type); /* func proto */
+	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
 }
 
 /*
@@ -341,7 +347,10 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	caps->fentry_why = p->fentry_why;
 	probe_kprobes(p, caps);
 	caps->kprobe_why = p->kprobe_why;
-	caps->blk_rq_q_arg = probe_blk_q_arg(p->vmlinux);
+	/* block_rq_issue(void *, q, rq): before 5.11 */
+	caps->blk_rq_q_arg = tp_proto_params(p->vmlinux, "block_rq_issue") == 3;
+	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
+	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);
 	return 0;
 }

@@ -64,6 +64,11 @@ static const struct {
 	  LAYER_NONE,
 	  { PROG(tb_switch), PROG(tb_wakeup) },
 	  { PROG(rt_switch), PROG(rt_wakeup) } },
+	/* entry: io_uring_submit_req; exit: io_uring_complete */
+	{ ROLE_URING,
+	  LAYER_IO_URING,
+	  { PROG(tb_uring_submit), PROG(tb_uring_complete) },
+	  { PROG(rt_uring_submit), PROG(rt_uring_complete) } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,

@@ -51,7 +51,7 @@ struct report {
 	 * ...), left out of the syscall and vfs layers; none with --all-fds
 	 * (cfg->all_fds), which counts them in the cells.
 	 */
-	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
+	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];
 	unsigned int nr_gone;

@@ -260,10 +260,10 @@ static void json_left_out(json_object *root, const struct report *r)
 								      : report_left_out_total(
 									    r, (unsigned int)top, kind)));
 	json_object_object_add(root, "left_out", total);
-	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++) {
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!report_leaves_out(r, layer))
 			continue;
-		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			json_object *o;
 
 			if (r->plan->cells[layer][op].src == METHOD_NONE)

@@ -18,7 +18,7 @@ struct snapshot {
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS]; /* calls with the part > 0 */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
-	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
+	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
 };
 
 #endif /* SNAPSHOT_H */
