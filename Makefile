@@ -75,7 +75,7 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps selftest release-check
-all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
+all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -115,6 +115,11 @@ $(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
 $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -pthread -o $@
+
+# io_uring requests of known counts, with no liburing (raw system calls).
+$(OUTPUT)/uringwork: tools/uringwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 # Static: traced as a command, it makes no loader or library reads.
 $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)
