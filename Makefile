@@ -63,7 +63,7 @@ GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CUR
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
-	src/verdict.c src/heatmap.c src/live.c
+	src/verdict.c src/heatmap.c src/live.c src/uring_parts.c
 # --version (from debian/changelog and git).
 CORE_SRCS += src/version.c
 BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/collect.c src/stats.c src/metrics.c \

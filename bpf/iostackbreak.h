@@ -349,6 +349,13 @@ struct rq_start {
 	__u64 call_ns;	     /* the submitter's call (events); 0: none */
 };
 
+/* The parts of an io_uring request (cells.def). */
+enum uring_part {
+#define URING_PART(id, name) id,
+#include "cells.def"
+	NR_URING_PARTS,
+};
+
 /*
  * An io_uring request between its submission and its completion, keyed by
  * its struct io_kiocb: the kernel does not reuse one before the request's
@@ -361,9 +368,12 @@ struct uring_start {
 	__u32 tid;
 	__u8 op;     /* enum uring_op */
 	__u8 opcode; /* IORING_OP_* */
-	__u16 pad;
+	__u8 part;   /* the part its time goes to now (enum uring_part) */
+	__u8 pad;
 	__u32 pad2;
 	char comm[COMM_LEN]; /* the submitter's name, for -P */
+	__u64 last_ns;			 /* the last change of part */
+	__u64 part_ns[NR_URING_PARTS]; /* time in each part so far */
 };
 
 /* System call numbers the raw syscall source can map to a cell (all the

@@ -37,6 +37,65 @@ struct {
 	__type(value, struct uring_start);
 } uring_starts SEC(".maps");
 
+/*
+ * Requests split into parts (uring_split; off with --no-parts): per op the
+ * totals, and per part a histogram of its time per request (requests where
+ * the part took no time are not added: user space adds them as zeros).
+ */
+const volatile bool uring_split;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_URING_OPS *NR_URING_PARTS);
+	__type(key, __u32);
+	__type(value, struct cell_hist);
+} uring_parts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_URING_OPS);
+	__type(key, __u32);
+	__type(value, struct call_totals);
+} uring_ops SEC(".maps");
+
+/* The time since the last change goes to the request's part; it moves on
+ * to `part`. One place splits, so the parts add up to the latency. */
+static __always_inline void uring_charge(struct uring_start *v, __u64 now, __u32 part)
+{
+	__u32 cur = v->part;
+
+	if (cur < NR_URING_PARTS)
+		v->part_ns[cur] += now - v->last_ns;
+	v->last_ns = now;
+	v->part = (__u8)part;
+}
+
+/* A request's part changes (punted, a poll armed or fired). */
+static __always_inline int uring_moves(struct io_kiocb *req, __u32 part, bool only_from_poll)
+{
+	__u64 key = (__u64)req;
+	struct uring_start *v = bpf_map_lookup_elem(&uring_starts, &key);
+
+	if (!v || (only_from_poll && v->part != URING_PART_POLL))
+		return 0;
+	uring_charge(v, bpf_ktime_get_ns(), part);
+	return 0;
+}
+
+/* A request (or one completion of a multishot one) ended: its parts. */
+static __always_inline void uring_record_parts(struct uring_start *v, __u32 op, __u64 delta)
+{
+	struct call_totals *t = bpf_map_lookup_elem(&uring_ops, &op);
+
+	if (!t || op >= NR_URING_OPS)
+		return;
+	t->count++;
+	t->total_ns += delta;
+	for (__u32 p = 0; p < NR_URING_PARTS; p++)
+		if (v->part_ns[p])
+			hist_add(&uring_parts, op * NR_URING_PARTS + p, v->part_ns[p]);
+}
+
 /* The op of an opcode, from cells.def; opcodes it does not list: other. */
 static __always_inline __u32 uring_op(__u8 opcode)
 {
@@ -75,6 +134,8 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
 	v.start_ns = bpf_ktime_get_ns();
+	v.last_ns = v.start_ns;
+	v.part = URING_PART_INLINE;
 	err = bpf_map_update_elem(&uring_starts, &key, &v, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		/* The struct's last request completed unseen (see above). */
@@ -129,6 +190,10 @@ static __always_inline int uring_complete(struct io_kiocb *req, __u32 cflags)
 		op = UOP_OTHER;
 	if (uring_file_wanted(req, v)) {
 		record(LAYER_IO_URING, op, delta);
+		if (uring_split) {
+			uring_charge(v, now, v->part);
+			uring_record_parts(v, op, delta);
+		}
 		if (by_pid) {
 			struct breakdown_key k = { .cell_idx = CELL_INDEX(LAYER_IO_URING, op),
 						   .tgid = v->tgid };
@@ -142,6 +207,9 @@ static __always_inline int uring_complete(struct io_kiocb *req, __u32 cflags)
 	 */
 	if (cflags & KIORING_CQE_F_MORE) {
 		v->start_ns = now;
+		v->last_ns = now;
+		for (__u32 p = 0; p < NR_URING_PARTS; p++)
+			v->part_ns[p] = 0;
 		return 0;
 	}
 	bpf_map_delete_elem(&uring_starts, &key);
@@ -179,4 +247,43 @@ int rt_uring_complete(struct bpf_raw_tracepoint_args *ctx)
 			   : BPF_CORE_READ((struct io_uring_cqe *)ctx->args[2], flags);
 
 	return uring_complete((struct io_kiocb *)ctx->args[1], cflags);
+}
+
+/* The parts: (req, rw), (req, mask, events), (req, mask) since 6.0. */
+SEC("tp_btf/io_uring_queue_async_work")
+int tb_uring_punt(__u64 *ctx)
+{
+	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_IOWQ, false);
+}
+
+SEC("tp_btf/io_uring_poll_arm")
+int tb_uring_poll(__u64 *ctx)
+{
+	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_POLL, false);
+}
+
+/* Task work added for a request: after a poll fired, its retry, which runs
+ * in the submitter's context (other task work leaves the part as it is). */
+SEC("tp_btf/io_uring_task_add")
+int tb_uring_task_add(__u64 *ctx)
+{
+	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_INLINE, true);
+}
+
+SEC("raw_tp/io_uring_queue_async_work")
+int rt_uring_punt(struct bpf_raw_tracepoint_args *ctx)
+{
+	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_IOWQ, false);
+}
+
+SEC("raw_tp/io_uring_poll_arm")
+int rt_uring_poll(struct bpf_raw_tracepoint_args *ctx)
+{
+	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_POLL, false);
+}
+
+SEC("raw_tp/io_uring_task_add")
+int rt_uring_task_add(struct bpf_raw_tracepoint_args *ctx)
+{
+	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_INLINE, true);
 }

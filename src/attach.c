@@ -72,6 +72,16 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 	return 0;
 }
 
+/* The io_uring programs: submit/complete, and those of the parts. */
+static void load_uring(const struct tracer *t, const struct plan *plan, enum attach_method src)
+{
+	load_pair(progtab_role(&t->progs, ROLE_URING, src));
+	if (!plan->uring_parts)
+		return;
+	load_pair(progtab_role(&t->progs, ROLE_URING_PUNT, src));
+	load_pair(progtab_role(&t->progs, ROLE_URING_POLL, src));
+}
+
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
@@ -105,8 +115,7 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 						load_pair(progtab_role(&t->progs, ROLE_RAW_SYSCALLS,
 								       cp->src));
 					else if (layer == LAYER_IO_URING)
-						load_pair(progtab_role(&t->progs, ROLE_URING,
-								       cp->src));
+						load_uring(t, plan, cp->src);
 					else
 						load_pair(blk_prog(t, cp, i));
 					break;
@@ -348,12 +357,25 @@ static int attach_uring(struct tracer *t, const struct plan *plan, char *err, si
 {
 	enum attach_method src = plan->cells[LAYER_IO_URING][0].src;
 	const struct prog_ref *r = progtab_role(&t->progs, ROLE_URING, src);
-	int ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
+	const struct prog_ref *punt = progtab_role(&t->progs, ROLE_URING_PUNT, src);
+	const struct prog_ref *poll = progtab_role(&t->progs, ROLE_URING_POLL, src);
+	struct bpf_link *l;
+	int ret = 0;
 
+	/* The parts' programs first: a request is split from its start. */
+	if (plan->uring_parts) {
+		l = bpf_program__attach(punt->entry);
+		ret = l ? keep_link(t, l) : -errno;
+		if (!ret)
+			ret = attach_pair(t, bpf_program__attach(poll->exit), entry_plain,
+					  poll->entry, NULL);
+	}
+	if (!ret)
+		ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
 	if (ret)
 		snprintf(err, errsz,
-			 "cannot attach to tracepoints io_uring:io_uring_submit_req/complete (%s): "
-			 "%s; leave io_uring out of -T",
+			 "cannot attach to tracepoints io_uring:* (%s): %s; leave io_uring out "
+			 "of -T (or its parts: --no-parts)",
 			 method_name(src), strerror(-ret));
 	return ret;
 }

@@ -71,6 +71,41 @@ out:
 	return ret;
 }
 
+/* io_uring requests split into parts: totals per op, a histogram per op
+ * and part. */
+static int read_uring_parts(struct tracer *t, struct uring_split *u, int ncpu)
+{
+	int ops_fd = bpf_map__fd(t->skel->maps.uring_ops);
+	int parts_fd = bpf_map__fd(t->skel->maps.uring_parts);
+	struct call_totals *ct = calloc((size_t)ncpu, sizeof(*ct));
+	struct cell_hist *ch = calloc((size_t)ncpu, sizeof(*ch));
+	int ret = 0;
+
+	for (__u32 op = 0; ct && ch && op < NR_URING_OPS && !ret; op++) {
+		if (bpf_map_lookup_elem(ops_fd, &op, ct)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			u->ops[op].count += ct[cpu].count;
+			u->ops[op].total_ns += ct[cpu].total_ns;
+		}
+		for (__u32 p = 0; p < NR_URING_PARTS && !ret; p++) {
+			__u32 idx = op * NR_URING_PARTS + p;
+
+			if (bpf_map_lookup_elem(parts_fd, &idx, ch))
+				ret = -errno;
+			for (int cpu = 0; cpu < ncpu && !ret; cpu++)
+				cell_add(&u->parts[op][p], &ch[cpu]);
+		}
+	}
+	if (!ct || !ch)
+		ret = -ENOMEM;
+	free(ct);
+	free(ch);
+	return ret;
+}
+
 /* Adds the drops map's counts, by reason, to drops. */
 static int read_drops(struct tracer *t, uint64_t drops[NR_DROP_REASONS], int ncpu)
 {
@@ -218,6 +253,8 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = read_breakdowns(t, snap);
 	if (!ret && t->plan->split_layer >= 0)
 		ret = read_calls(t, snap, ncpu);
+	if (!ret && t->plan->uring_parts)
+		ret = read_uring_parts(t, &snap->uring, ncpu);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	/* Last: nothing ties it to the cells, so it stays out of their window. */

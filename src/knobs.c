@@ -114,6 +114,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
 	ro->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
 	ro->uring_complete_fields = plan->uring_complete_fields;
+	ro->uring_split = plan->uring_parts;
 	ro->use_task_storage = task_storage;
 	set_syscall_numbers(ro, plan);
 
@@ -132,6 +133,10 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
 	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.uring_starts, 1);
+	if (!plan->uring_parts) {
+		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
+		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
+	}
 	if (task_storage || !plan_traces_threads(plan)) {
 		bpf_map__set_max_entries(skel->maps.thread_starts, 1);
 		bpf_map__set_max_entries(skel->maps.threads_seen, 1);

@@ -307,10 +307,16 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	enum attach_method src = caps->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 	const char *missing = NULL;
 
-	for (unsigned int tp = 0; tp < NR_URING_TPS && !missing; tp++)
+	bool parts = cfg->split_calls;
+
+	/* The two that time requests; the others only split them. */
+	for (unsigned int tp = URING_TP_SUBMIT; tp <= URING_TP_COMPLETE && !missing; tp++)
 		if (!caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]))
 			missing = uring_tp_names[tp];
 	plan->uring_complete_fields = caps->uring_complete_fields;
+	for (unsigned int tp = URING_TP_COMPLETE + 1; tp < NR_URING_TPS && parts; tp++)
+		parts = caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]);
+	plan->uring_parts = parts && !missing;
 	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
 		struct cell_plan *cp = &plan->cells[LAYER_IO_URING][op];
 
@@ -327,7 +333,9 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 		if (!caps->btf)
 			why_add(cp, "tp_btf: no kernel BTF");
 		cp->src = src;
-		for (unsigned int tp = 0; tp < NR_URING_TPS; tp++) {
+		if (cfg->split_calls && !parts)
+			why_add(cp, "parts: io_uring:%s missing", uring_tp_names[NR_URING_TPS - 1]);
+		for (unsigned int tp = 0; tp < (parts ? NR_URING_TPS : URING_TP_COMPLETE + 1); tp++) {
 			cp->targets[cp->nr_targets] = uring_tp_names[tp];
 			cp->tgt_src[cp->nr_targets++] = src;
 		}

@@ -56,6 +56,7 @@ struct plan {
 	const char *blk_origin; /* "block_io_start", "block_rq_insert" or NULL */
 	bool blk_rq_q_arg;
 	bool uring_complete_fields; /* as in struct kcaps */
+	bool uring_parts;	    /* io_uring requests split into parts */
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */

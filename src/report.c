@@ -306,6 +306,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	r->root_layer = plan->split_layer;
 	if (r->root_layer >= 0)
 		calls_diff(r, cur, prev);
+	if (plan->uring_parts)
+		uring_split_diff(&r->uring, &cur->uring, &prev->uring);
 	return 0;
 }
 

@@ -325,6 +325,8 @@ static int text_end(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
 
+	if (r->plan->uring_parts)
+		uring_split_text(out, &r->uring, s->unit);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		text_left_out(out, r, layer);
 

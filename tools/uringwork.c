@@ -12,8 +12,11 @@
  * Every request's result is checked; any failure exits 1 with the reason.
  *
  * usage: uringwork [-o OPENS] [-w WRITES] [-s FSYNCS] [-r READS] [-q DEPTH]
- *                  [-p PIPE_READS] [-n NOPS] [-S] [-D] FILE
+ *                  [-p PIPE_READS] [-n NOPS] [-S] [-D] [-W] FILE
  *   -S  a SQPOLL ring (the kernel's iou-sqp thread submits)
+ *   -W  each pipe read is submitted on an empty pipe, and its byte written
+ *       1 ms after the submission returned: the request arms a poll and
+ *       waits at least that long in it
  *   -D  O_DIRECT reads and writes
  */
 #include <errno.h>
@@ -189,13 +192,13 @@ int main(int argc, char **argv)
 {
 	unsigned long opens = 1, writes = 16, fsyncs = 4, reads = 64, depth = 1, pipe_reads = 0,
 		      nops = 0;
-	bool sqpoll = false, direct = false;
+	bool sqpoll = false, direct = false, pipe_wait = false;
 	unsigned long done = 0, queued = 0;
 	struct ring r = { 0 };
 	int fd = -1, c, pfd[2];
 	char *buf;
 
-	while ((c = getopt(argc, argv, "o:w:s:r:q:p:n:SD")) != -1) {
+	while ((c = getopt(argc, argv, "o:w:s:r:q:p:n:SDW")) != -1) {
 		switch (c) {
 		case 'o':
 			opens = arg(optarg);
@@ -223,6 +226,9 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			direct = true;
+			break;
+		case 'W':
+			pipe_wait = true;
 			break;
 		default:
 			fprintf(stderr, "usage: uringwork [-o N] [-w N] [-s N] [-r N] [-q DEPTH] "
@@ -287,9 +293,18 @@ int main(int argc, char **argv)
 	if (pipe(pfd))
 		die("pipe", errno);
 	for (unsigned long i = 0; i < pipe_reads; i++) {
-		if (write(pfd[1], "x", 1) != 1)
+		if (!pipe_wait && write(pfd[1], "x", 1) != 1)
 			die("write to the pipe", errno);
 		prep_rw(ring_sqe(&r), IORING_OP_READ, pfd[0], buf, 1, (uint64_t)-1);
+		if (pipe_wait) {
+			ring_push(&r);
+			ring_enter(&r, 1, 0);
+			usleep(1000);
+			if (write(pfd[1], "x", 1) != 1)
+				die("write to the pipe", errno);
+			expect(ring_reap(&r, NULL), 1, "READ of the pipe");
+			continue;
+		}
 		one(&r, 1, "READ of the pipe");
 	}
 	for (unsigned long i = 0; i < nops; i++) {

@@ -89,6 +89,32 @@ class DirectLoop:
         on_cleanup(f"loop device {self.dev}", run, "losetup", "-d", self.dev)
 
 
+@test
+def uringlayer_parts_add_up():
+    """Each request's time split into inline, io-wq and poll: per op the
+    parts' sums equal the requests' total time exactly, which is the
+    cell's. Where they go is known for these: an fsync never runs inline
+    (punted to io-wq every time); a read of an empty pipe arms a poll and
+    waits in it at least until uringwork writes the byte, 1 ms after its
+    submission (-W)."""
+    tmp = make_tempdir()
+    rep, did = uringwork_under_tool(tmp, ["-T", "io_uring", "--all-fds"], WORK + ["-W"])
+    split = {o["op"]: o for o in rep["uring_breakdown"]}
+    for op in ("read", "write", "open", "fsync", "other"):
+        c, o = cell(rep, "io_uring", op), split[op]
+        parts = {p["part"]: p for p in o["parts"]}
+        assert o["count"] == c["count"], (op, o, c)
+        assert o["total_ns"] == c["sum_ns"], (op, o, c)
+        assert sum(p["sum_ns"] for p in parts.values()) == o["total_ns"], (op, o)
+        print(f"    {op}: {o['count']} requests, " + ", ".join(
+            f"{name} {p['sum_ns'] / max(o['total_ns'], 1):.1%}" for name, p in parts.items()))
+    fsync = {p["part"]: p for p in split["fsync"]["parts"]}
+    assert fsync["io-wq"]["p50_ns"] > 0 and fsync["inline"]["sum_ns"] < fsync["io-wq"]["sum_ns"], \
+        split["fsync"]
+    poll = {p["part"]: p for p in split["read"]["parts"]}["poll"]
+    assert poll["sum_ns"] >= did["pipe_reads"] * 1_000_000, poll
+
+
 def fio(dev, *args, rt=True, timeout=180):
     """fio on the device, direct I/O, 4 KiB: its first job's JSON. fio runs
     at a real-time priority (chrt -f 5): on a busy machine a preempted fio

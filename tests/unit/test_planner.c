@@ -642,6 +642,35 @@ Test(planner, io_uring_without_tracepoints)
 	cr_assert_eq(plan.cells[LAYER_IO_URING][UOP_OTHER].src, METHOD_NONE);
 }
 
+/* The parts: three more tracepoints where the kernel has them, none with
+ * --no-parts; without them requests are timed whole, saying why. */
+Test(planner, io_uring_parts)
+{
+	const char *const *all = T("io_uring_submit_req", "io_uring_complete",
+				   "io_uring_queue_async_work", "io_uring_poll_arm",
+				   "io_uring_task_add");
+
+	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
+	fake_add_tp(&fk, "io_uring", "io_uring_queue_async_work");
+	fake_add_tp(&fk, "io_uring", "io_uring_poll_arm");
+	fake_add_tp(&fk, "io_uring", "io_uring_task_add");
+	cfg.split_calls = true; /* the default of the command line */
+	replan();
+	cr_assert(plan.uring_parts);
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		expect_cell(LAYER_IO_URING, op, METHOD_TP_BTF, all, NULL);
+	cfg.split_calls = false;
+	replan();
+	cr_assert_not(plan.uring_parts, "--no-parts");
+	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
+	cfg.split_calls = true;
+	replan();
+	cr_assert_not(plan.uring_parts);
+	expect_cell(LAYER_IO_URING, UOP_READ, METHOD_TP_BTF,
+		    T("io_uring_submit_req", "io_uring_complete"),
+		    T("parts: io_uring:io_uring_task_add missing"));
+}
+
 /* --plan names each op's opcodes. */
 Test(planner, io_uring_plan_names_opcodes)
 {
