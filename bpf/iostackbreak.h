@@ -279,7 +279,9 @@ struct call_event {
 	__u32 blk_max_dev;
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	/* An io_uring request (layer io_uring): its IORING_OP_*; part_ns[]
+	 * then holds its parts by enum uring_part. 0 for other layers. */
+	__u32 opcode;
 	char comm[COMM_LEN];
 	char file[FILE_NAME_LEN];
 };
@@ -374,6 +376,7 @@ struct uring_start {
 	char comm[COMM_LEN]; /* the submitter's name, for -P */
 	__u64 last_ns;			 /* the last change of part */
 	__u64 part_ns[NR_URING_PARTS]; /* time in each part so far */
+	__u64 pos, bytes;		 /* events: a read's or write's; else NO_POS */
 };
 
 /* System call numbers the raw syscall source can map to a cell (all the

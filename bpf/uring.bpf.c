@@ -131,8 +131,17 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	v.op = (__u8)uring_op(v.opcode);
 	v.tgid = id >> 32;
 	v.tid = (__u32)id;
-	if (by_pid)
+	if (by_pid || events_on)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	v.pos = NO_POS;
+	v.bytes = NO_POS;
+	/* Prepared by now (io_init_req): the io_rw in the request's command. */
+	if (events_on && (v.op == UOP_READ || v.op == UOP_WRITE)) {
+		struct io_rw *rw = (struct io_rw *)&req->cmd;
+
+		v.pos = BPF_CORE_READ(rw, kiocb.ki_pos);
+		v.bytes = BPF_CORE_READ(rw, len);
+	}
 	v.start_ns = bpf_ktime_get_ns();
 	v.last_ns = v.start_ns;
 	v.part = URING_PART_INLINE;
@@ -172,7 +181,45 @@ static __always_inline bool uring_file_wanted(struct io_kiocb *req, struct uring
 	return !nr_files || (f && inode_wanted(BPF_CORE_READ(f, f_inode)));
 }
 
-static __always_inline int uring_complete(struct io_kiocb *req, __u32 cflags)
+/*
+ * --slower, --trace: a request ended, as a call event of the io_uring
+ * layer, on its submitter's thread; part_ns[] holds its parts.
+ */
+static __always_inline void emit_uring(struct io_kiocb *req, struct uring_start *v, __u32 op,
+				       __u64 now, __s32 res)
+{
+	struct call_event *e = event_reserve(sizeof(struct call_event));
+	struct file *f;
+
+	if (!e)
+		return;
+	e->kind = EV_CALL;
+	e->layer = LAYER_IO_URING;
+	e->op = (__u8)op;
+	e->path_depth = 0;
+	e->flags = 0;
+	e->pid = v->tgid;
+	e->tid = v->tid;
+	e->call_ns = v->start_ns;
+	e->end_ns = now;
+	e->ret = res;
+	e->pos = v->pos;
+	e->bytes = v->bytes;
+	for (__u32 p = 0; p < NR_PARTS; p++)
+		e->part_ns[p] = p < NR_URING_PARTS && uring_split ? v->part_ns[p] : 0;
+	e->blk_requests = 0;
+	e->blk_bytes = 0;
+	e->blk_max_ns = 0;
+	e->blk_max_dev = 0;
+	e->opcode = v->opcode;
+	__builtin_memcpy(e->comm, v->comm, COMM_LEN);
+	/* An open's file is not its own yet (the one it makes is in res). */
+	f = v->op != UOP_OPEN ? BPF_CORE_READ(req, file) : NULL;
+	event_file(e, f);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int uring_complete(struct io_kiocb *req, __s32 res, __u32 cflags)
 {
 	__u64 key = (__u64)req, now, delta;
 	struct uring_start *v;
@@ -194,6 +241,8 @@ static __always_inline int uring_complete(struct io_kiocb *req, __u32 cflags)
 			uring_charge(v, now, v->part);
 			uring_record_parts(v, op, delta);
 		}
+		if (events_on && (delta >= slower_ns || trace_on))
+			emit_uring(req, v, op, now, res);
 		if (by_pid) {
 			struct breakdown_key k = { .cell_idx = CELL_INDEX(LAYER_IO_URING, op),
 						   .tgid = v->tgid };
@@ -227,10 +276,11 @@ int tb_uring_submit(__u64 *ctx)
 SEC("tp_btf/io_uring_complete")
 int tb_uring_complete(__u64 *ctx)
 {
-	__u32 cflags = uring_complete_fields ? (__u32)ctx[4]
-					     : BPF_CORE_READ((struct io_uring_cqe *)ctx[2], flags);
+	struct io_uring_cqe *cqe = (struct io_uring_cqe *)ctx[2];
+	__u32 cflags = uring_complete_fields ? (__u32)ctx[4] : BPF_CORE_READ(cqe, flags);
+	__s32 res = uring_complete_fields ? (__s32)ctx[3] : BPF_CORE_READ(cqe, res);
 
-	return uring_complete((struct io_kiocb *)ctx[1], cflags);
+	return uring_complete((struct io_kiocb *)ctx[1], res, cflags);
 }
 
 SEC("raw_tp/io_uring_submit_req")
@@ -242,11 +292,11 @@ int rt_uring_submit(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/io_uring_complete")
 int rt_uring_complete(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 cflags = uring_complete_fields
-			   ? (__u32)ctx->args[4]
-			   : BPF_CORE_READ((struct io_uring_cqe *)ctx->args[2], flags);
+	struct io_uring_cqe *cqe = (struct io_uring_cqe *)ctx->args[2];
+	__u32 cflags = uring_complete_fields ? (__u32)ctx->args[4] : BPF_CORE_READ(cqe, flags);
+	__s32 res = uring_complete_fields ? (__s32)ctx->args[3] : BPF_CORE_READ(cqe, res);
 
-	return uring_complete((struct io_kiocb *)ctx->args[1], cflags);
+	return uring_complete((struct io_kiocb *)ctx->args[1], res, cflags);
 }
 
 /* The parts: (req, rw), (req, mask, events), (req, mask) since 6.0. */

@@ -161,10 +161,10 @@ int opt_check_file(struct config *cfg)
 
 int opt_check_calls(struct config *cfg)
 {
-	if ((cfg->slower || cfg->trace) && !(cfg->layers & THREAD_LAYERS))
+	if ((cfg->slower || cfg->trace) && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING)))
 		return opt_fail(cfg,
 				"--slower and --trace follow calls: add a layer of calls to -T "
-				"(syscall, vfs or a file system)");
+				"(syscall, vfs, a file system or io_uring)");
 	return 0;
 }
 

@@ -115,6 +115,47 @@ def uringlayer_parts_add_up():
     assert poll["sum_ns"] >= did["pipe_reads"] * 1_000_000, poll
 
 
+@test
+def uringlayer_trace_events():
+    """--trace: each request an async slice (b/e, cat io_uring) of its
+    submitting thread, as many as uringwork made on its file, carrying the
+    opcode, file, offset, size, result and parts (which add up to its
+    latency); --slower=1ms with --json prints the 1 ms pipe reads' poll
+    waits only under --all-fds, each with its parts."""
+    tmp = make_tempdir()
+    trace = os.path.join(tmp, "t.json")
+    work = ["-o", "2", "-w", "6", "-s", "2", "-r", "12", "-q", "4"]
+    rep, did = uringwork_under_tool(tmp, ["-T", "io_uring", f"--trace={trace}"], work)
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    begins = [e for e in events if e["ph"] == "b" and e.get("cat") == "io_uring"]
+    ends = {e["id"]: e for e in events if e["ph"] == "e" and e.get("cat") == "io_uring"}
+    by_name = {}
+    for b in begins:
+        by_name[b["name"]] = by_name.get(b["name"], 0) + 1
+        a, e = b["args"], ends[b["id"]]
+        assert sum(a["parts_ns"].values()) == a["latency_ns"], b
+        assert abs((e["ts"] - b["ts"]) * 1000 - a["latency_ns"]) < 2, (b, e)
+        if b["name"] in ("io_uring read", "io_uring write"):
+            assert a["file"] == "uw.dat" and a["bytes"] == 4096 and a["ret"] == 4096, b
+            assert a["offset"] % 4096 == 0, b
+        if b["name"] == "io_uring fsync":
+            assert a["file"] == "uw.dat" and a["ret"] == 0 and a["opcode"] == 3, b
+    want = {"io_uring open": did["opens"], "io_uring write": did["writes"],
+            "io_uring fsync": did["fsyncs"], "io_uring read": did["reads"]}
+    print(f"    trace: {by_name}")
+    assert by_name == want, (by_name, want)
+    p = run(TOOL, "-T", "io_uring", "--all-fds", "--slower=1ms", "--json", "--", URINGWORK,
+            *work, "-p", "3", "-W", os.path.join(tmp, "uw.dat"), timeout=120)
+    assert p.returncode == 0, p.stderr
+    slow = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"event"')]
+    # A pipe's dentry has no name of its own: told by its 1-byte reads.
+    pipe = [e for e in slow if e["op"] == "read" and e["bytes"] == 1]
+    assert len(pipe) == 3, slow
+    for e in pipe:
+        assert e["layer"] == "io_uring" and e["ret"] == 1 and e["parts"]["poll"] >= 1_000_000, e
+
+
 def fio(dev, *args, rt=True, timeout=180):
     """fio on the device, direct I/O, 4 KiB: its first job's JSON. fio runs
     at a real-time priority (chrt -f 5): on a busy machine a preempted fio
