@@ -307,7 +307,7 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	enum attach_method src = caps->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 	const char *missing = NULL;
 
-	bool parts = cfg->split_calls;
+	bool parts = cfg->split_calls && !caps->uring_parts_other_args;
 
 	/* The two that time requests; the others only split them. */
 	for (unsigned int tp = URING_TP_SUBMIT; tp <= URING_TP_COMPLETE && !missing; tp++)
@@ -333,7 +333,9 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 		if (!caps->btf)
 			why_add(cp, "tp_btf: no kernel BTF");
 		cp->src = src;
-		if (cfg->split_calls && !parts)
+		if (cfg->split_calls && caps->uring_parts_other_args)
+			why_add(cp, "parts: io_uring tracepoints that do not take the request first");
+		else if (cfg->split_calls && !parts)
 			why_add(cp, "parts: io_uring:%s missing", uring_tp_names[NR_URING_TPS - 1]);
 		for (unsigned int tp = 0; tp < (parts ? NR_URING_TPS : URING_TP_COMPLETE + 1); tp++) {
 			cp->targets[cp->nr_targets] = uring_tp_names[tp];

@@ -26,6 +26,9 @@ struct kcaps {
 	/* io_uring_complete takes (ctx, req, user_data, res, cflags, ...),
 	 * not (ctx, req, cqe): before 6.3 */
 	bool uring_complete_fields;
+	/* io_uring_queue_async_work/poll_arm/task_add do not take the request
+	 * first: the parts are not read */
+	bool uring_parts_other_args;
 	void *ctx;
 	/* category/event, e.g. ("syscalls", "sys_enter_read") */
 	bool (*tracepoint_exists)(void *ctx, const char *category, const char *event);

@@ -308,6 +308,41 @@ static bool probe_bpf_skips_pid1(const struct btf *btf)
 	return false;
 }
 
+/* Is the first argument of a tracepoint (after its void *) a pointer to
+ * struct name? */
+static bool tp_first_arg_is(const struct btf *btf, const char *tp, const char *name)
+{
+	const struct btf_type *t;
+	char tname[128];
+	int id;
+
+	snprintf(tname, sizeof(tname), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, btf__type_by_id(btf, (__u32)id)->type); /* pointer */
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type); /* func proto */
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+		return false;
+	t = btf__type_by_id(btf, btf_params(t)[1].type);
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type);
+	return t && btf_is_struct(t) && !strcmp(btf__name_by_offset(btf, t->name_off), name);
+}
+
+/* The io_uring tracepoints that split requests take the request first
+ * (since 6.0); any other form is not read. */
+static bool probe_uring_parts_args(const struct btf *btf)
+{
+	for (unsigned int tp = URING_TP_COMPLETE + 1; tp < NR_URING_TPS; tp++)
+		if (!tp_first_arg_is(btf, uring_tp_names[tp], "io_kiocb"))
+			return false;
+	return true;
+}
+
 int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 {
 	struct probe_ctx *p = calloc(1, sizeof(*p));
@@ -352,6 +387,7 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
 	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);
+	caps->uring_parts_other_args = !probe_uring_parts_args(p->vmlinux);
 	return 0;
 }
 

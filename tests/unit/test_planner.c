@@ -662,6 +662,12 @@ Test(planner, io_uring_parts)
 	cfg.split_calls = false;
 	replan();
 	cr_assert_not(plan.uring_parts, "--no-parts");
+	cfg.split_calls = true;
+	fk.caps.uring_parts_other_args = true;
+	replan();
+	cr_assert_not(plan.uring_parts, "tracepoints of another prototype");
+	expect_cell(LAYER_IO_URING, UOP_READ, METHOD_TP_BTF,
+		    T("io_uring_submit_req", "io_uring_complete"), T("do not take the request"));
 	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
 	cfg.split_calls = true;
 	replan();
