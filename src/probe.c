@@ -260,11 +260,9 @@ static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
 		 "CONFIG_KPROBES off)");
 }
 
-/*
- * The number of parameters of a tracepoint's prototype in this kernel's BTF
- * (its btf_trace_<name> typedef, with the leading void *), or -1.
- */
-static int tp_proto_params(const struct btf *btf, const char *tp)
+/* A tracepoint's prototype in this kernel's BTF (its btf_trace_<name>
+ * typedef, with the leading void *), or NULL. */
+static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
 {
 	const struct btf_type *t;
 	char name[128];
@@ -273,13 +271,21 @@ static int tp_proto_params(const struct btf *btf, const char *tp)
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
 	if (id < 0)
-		return -1;
+		return NULL;
 	t = btf__type_by_id(btf, (__u32)id); /* typedef */
 	t = btf__type_by_id(btf, t->type);   /* pointer */
 	if (!t || !btf_is_ptr(t))
-		return -1;
+		return NULL;
 	t = btf__type_by_id(btf, t->type); /* func proto */
-	return t && btf_is_func_proto(t) ? btf_vlen(t) : -1;
+	return t && btf_is_func_proto(t) ? t : NULL;
+}
+
+/* The number of parameters of a tracepoint's prototype, or -1. */
+static int tp_proto_params(const struct btf *btf, const char *tp)
+{
+	const struct btf_type *t = tp_proto(btf, tp);
+
+	return t ? btf_vlen(t) : -1;
 }
 
 /*
@@ -312,19 +318,9 @@ static bool probe_bpf_skips_pid1(const struct btf *btf)
  * struct name? */
 static bool tp_first_arg_is(const struct btf *btf, const char *tp, const char *name)
 {
-	const struct btf_type *t;
-	char tname[128];
-	int id;
+	const struct btf_type *t = tp_proto(btf, tp);
 
-	snprintf(tname, sizeof(tname), "btf_trace_%s", tp);
-	id = btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF);
-	if (id < 0)
-		return false;
-	t = btf__type_by_id(btf, btf__type_by_id(btf, (__u32)id)->type); /* pointer */
-	if (!t || !btf_is_ptr(t))
-		return false;
-	t = btf__type_by_id(btf, t->type); /* func proto */
-	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+	if (!t || btf_vlen(t) < 2)
 		return false;
 	t = btf__type_by_id(btf, btf_params(t)[1].type);
 	if (!t || !btf_is_ptr(t))
