@@ -63,7 +63,7 @@ GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CUR
 CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/planner.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
-	src/verdict.c src/heatmap.c src/live.c
+	src/verdict.c src/heatmap.c src/live.c src/uring_parts.c
 # --version (from debian/changelog and git).
 CORE_SRCS += src/version.c
 BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/collect.c src/stats.c src/metrics.c \
@@ -75,7 +75,7 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps selftest release-check
-all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static
+all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -115,6 +115,11 @@ $(OUTPUT)/iostackbreak: $(CORE_OBJS) $(BPF_OBJS)
 $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -pthread -o $@
+
+# io_uring requests of known counts, with no liburing (raw system calls).
+$(OUTPUT)/uringwork: tools/uringwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
 
 # Static: traced as a command, it makes no loader or library reads.
 $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)

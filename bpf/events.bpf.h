@@ -91,6 +91,24 @@ static __always_inline void fill_path(struct call_path_event *pe, struct file *f
 	pe->call.flags |= EVF_PATH_CUT;
 }
 
+/* An event's file: its name, inode and device, or EVF_NO_FILE. */
+static __always_inline void event_file(struct call_event *e, struct file *f)
+{
+	e->file[0] = '\0';
+	e->ino = 0;
+	e->dev = 0;
+	if (f) {
+		struct inode *inode = BPF_CORE_READ(f, f_inode);
+
+		bpf_probe_read_kernel_str(e->file, sizeof(e->file),
+					  BPF_CORE_READ(f, f_path.dentry, d_name.name));
+		e->ino = BPF_CORE_READ(inode, i_ino);
+		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	} else {
+		e->flags |= EVF_NO_FILE;
+	}
+}
+
 /* A call of the root layer ended, at least slower_ns long (or --trace). */
 static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u32 op, __u64 start,
 				      __u64 now, __s64 ret)
@@ -132,19 +150,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	}
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	f = (struct file *)ts->file;
-	e->file[0] = '\0';
-	e->ino = 0;
-	e->dev = 0;
-	if (f) {
-		struct inode *inode = BPF_CORE_READ(f, f_inode);
-
-		bpf_probe_read_kernel_str(e->file, sizeof(e->file),
-					  BPF_CORE_READ(f, f_path.dentry, d_name.name));
-		e->ino = BPF_CORE_READ(inode, i_ino);
-		e->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	} else {
-		e->flags |= EVF_NO_FILE;
-	}
+	event_file(e, f);
 	if (full_path) {
 		if (f)
 			fill_path((struct call_path_event *)e, f);

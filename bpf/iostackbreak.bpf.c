@@ -40,4 +40,5 @@ char LICENSE[] SEC("license") = "GPL";
 #include "fs.bpf.c"	  /* vfs and file systems */
 #include "offcpu.bpf.c"	  /* off-CPU parts: sched_switch, sched_wakeup */
 #include "proctree.bpf.c" /* children of traced processes */
+#include "uring.bpf.c"	  /* io_uring requests */
 #include "blk.bpf.c"	  /* block layer */

@@ -29,6 +29,16 @@ enum blk_op {
 	NR_BLK_OPS,
 };
 
+/* Operations of the io_uring layer; the first four are the fs ops'. */
+enum uring_op {
+#define URING_OP(id, name) id,
+#include "cells.def"
+	NR_URING_OPS,
+};
+_Static_assert((int)UOP_READ == (int)FSOP_READ && (int)UOP_WRITE == (int)FSOP_WRITE &&
+		       (int)UOP_OPEN == (int)FSOP_OPEN && (int)UOP_FSYNC == (int)FSOP_FSYNC,
+	       "cells.def: io_uring's first ops are the fs ops");
+
 /*
  * How a program attaches. One enum for every side: the method --attach
  * forces, the one the planner picks for each cell and target, the program
@@ -47,7 +57,8 @@ enum attach_method {
 
 /* The stride of the cell index: room for the ops of any layer. */
 #define NR_OPS 5
-_Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS, "NR_OPS too small");
+_Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS && NR_OPS >= NR_URING_OPS,
+	       "NR_OPS too small");
 #define NR_CELLS (NR_LAYERS * NR_OPS)
 #define CELL_INDEX(layer, op) ((layer)*NR_OPS + (op))
 #define CELL_LAYER(idx) ((idx) / NR_OPS)
@@ -100,6 +111,16 @@ enum drop_reason {
 	 * outer layer of the thread ended.
 	 */
 	DROP_CALL_EXIT_MISSED,
+	/* No start slot for an io_uring request: the map of requests in
+	 * flight is full. */
+	DROP_URING_MAP_FULL,
+	/*
+	 * An io_uring request whose completion we never saw: its struct
+	 * io_kiocb was submitted again (IOSQE_CQE_SKIP_SUCCESS posts no
+	 * completion, or the completion came before we attached). Counted
+	 * where the reuse is seen.
+	 */
+	DROP_URING_COMPLETION_MISSED,
 	NR_DROP_REASONS,
 };
 
@@ -107,8 +128,9 @@ enum drop_reason {
  * Storage files only (the default; --all-fds counts every descriptor): the
  * syscall and vfs layers time calls on regular files, block devices and
  * directories, told in the kernel from the inode of the call's file when
- * it starts (an open: of the file it returns). Calls on other files are
- * left out and counted by kind in the "left_out" map, per (layer, op).
+ * it starts (an open: of the file it returns); the io_uring layer tells a
+ * request by its file when it completes. Calls on other files are left out
+ * and counted by kind in the "left_out" map, per (layer, op).
  */
 enum fd_kind {
 	FD_PIPE,   /* S_ISFIFO: pipes and named FIFOs */
@@ -121,11 +143,11 @@ enum fd_kind {
 	FD_STORAGE = NR_FD_KINDS, /* not left out: counted in the cells */
 };
 
-/* The layers that leave calls out: syscall and vfs, the first two. */
-#define NR_LEFT_OUT_LAYERS 2
-#define LEFT_OUT_INDEX(layer, op, kind) (((layer)*NR_FS_OPS + (op)) * NR_FD_KINDS + (kind))
-#define NR_LEFT_OUT (NR_LEFT_OUT_LAYERS * NR_FS_OPS * NR_FD_KINDS)
-_Static_assert(LAYER_SYSCALL == 0 && LAYER_VFS == 1, "left_out indexes by layer");
+/* The layers that leave calls out: syscall, vfs and io_uring. */
+#define LAYER_LEAVES_OUT(layer)                                                                    \
+	((layer) == LAYER_SYSCALL || (layer) == LAYER_VFS || (layer) == LAYER_IO_URING)
+#define LEFT_OUT_INDEX(layer, op, kind) (((layer)*NR_OPS + (op)) * NR_FD_KINDS + (kind))
+#define NR_LEFT_OUT (NR_LAYERS * NR_OPS * NR_FD_KINDS)
 
 /* Block request flags kept by -F (our own bits, not the kernel's). */
 #define RQ_FLAG_SYNC (1U << 0)
@@ -157,7 +179,9 @@ struct breakdown_cell {
  * outermost traced layer. A part is the self time on CPU of a layer that
  * times threads (the index is the layer's), or time off CPU by kind.
  */
-#define NR_CALL_LAYERS LAYER_BLK /* the layers of threads: all but blk, the last */
+/* The layers of threads: all before io_uring (its requests and blk's are
+ * not calls of a thread). */
+#define NR_CALL_LAYERS LAYER_IO_URING
 _Static_assert(LAYER_BLK == NR_LAYERS - 1, "cells.def: blk must be the last layer");
 enum part {
 	PART_IO_WAIT = NR_CALL_LAYERS, /* asleep in io_schedule (task->in_iowait) */
@@ -255,7 +279,9 @@ struct call_event {
 	__u32 blk_max_dev;
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	/* An io_uring request (layer io_uring): its IORING_OP_*; part_ns[]
+	 * then holds its parts by enum uring_part. 0 for other layers. */
+	__u32 opcode;
 	char comm[COMM_LEN];
 	char file[FILE_NAME_LEN];
 };
@@ -325,6 +351,34 @@ struct rq_start {
 	__u64 call_ns;	     /* the submitter's call (events); 0: none */
 };
 
+/* The parts of an io_uring request (cells.def). */
+enum uring_part {
+#define URING_PART(id, name) id,
+#include "cells.def"
+	NR_URING_PARTS,
+};
+
+/*
+ * An io_uring request between its submission and its completion, keyed by
+ * its struct io_kiocb: the kernel does not reuse one before the request's
+ * completion is posted and the request freed, so the pointer names one
+ * request in flight (user_data is the application's and may repeat).
+ */
+struct uring_start {
+	__u64 start_ns; /* io_uring_submit_req */
+	__u32 tgid;	/* the submitter, where it is still current */
+	__u32 tid;
+	__u8 op;     /* enum uring_op */
+	__u8 opcode; /* IORING_OP_* */
+	__u8 part;   /* the part its time goes to now (enum uring_part) */
+	__u8 pad;
+	__u32 pad2;
+	char comm[COMM_LEN]; /* the submitter's name, for -P */
+	__u64 last_ns;			 /* the last change of part */
+	__u64 part_ns[NR_URING_PARTS]; /* time in each part so far */
+	__u64 pos, bytes;		 /* events: a read's or write's; else NO_POS */
+};
+
 /* System call numbers the raw syscall source can map to a cell (all the
  * table's on x86-64 and arm64 are below 512). */
 #define SYSNR_SLOTS 512
@@ -341,6 +395,8 @@ struct rq_start {
  */
 #define MAX_THREADS 8192
 #define MAX_INFLIGHT_RQS 4096
+/* io_uring requests in flight: rings of 4096 entries, a few of them. */
+#define MAX_INFLIGHT_URING 16384
 #define MAX_BREAKDOWN_KEYS 2048
 /* Processes followed at once under a traced one (-- COMMAND, -p --children):
  * a build of a large tree runs a few hundred; a full set is counted. */

@@ -48,7 +48,7 @@ static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *c
 	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
 	/* Before any slot is touched: a call on a pipe leaves here. */
-	if (!all_fds && layer < NR_LEFT_OUT_LAYERS) {
+	if (!all_fds && LAYER_LEAVES_OUT(layer)) {
 		kind = call_kind(ctx, method, args, &f);
 		if (kind != FD_STORAGE) {
 			if (nest)

@@ -72,6 +72,16 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 	return 0;
 }
 
+/* The io_uring programs: submit/complete, and those of the parts. */
+static void load_uring(const struct tracer *t, const struct plan *plan, enum attach_method src)
+{
+	load_pair(progtab_role(&t->progs, ROLE_URING, src));
+	if (!plan->uring_parts)
+		return;
+	load_pair(progtab_role(&t->progs, ROLE_URING_PUNT, src));
+	load_pair(progtab_role(&t->progs, ROLE_URING_POLL, src));
+}
+
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
@@ -104,6 +114,8 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 					if (layer == LAYER_SYSCALL)
 						load_pair(progtab_role(&t->progs, ROLE_RAW_SYSCALLS,
 								       cp->src));
+					else if (layer == LAYER_IO_URING)
+						load_uring(t, plan, cp->src);
 					else
 						load_pair(blk_prog(t, cp, i));
 					break;
@@ -340,6 +352,34 @@ static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t err
 	return 0;
 }
 
+/* io_uring: completion first (attach_pair), so no request is left open by us. */
+static int attach_uring(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	enum attach_method src = plan->cells[LAYER_IO_URING][0].src;
+	const struct prog_ref *r = progtab_role(&t->progs, ROLE_URING, src);
+	const struct prog_ref *punt = progtab_role(&t->progs, ROLE_URING_PUNT, src);
+	const struct prog_ref *poll = progtab_role(&t->progs, ROLE_URING_POLL, src);
+	struct bpf_link *l;
+	int ret = 0;
+
+	/* The parts' programs first: a request is split from its start. */
+	if (plan->uring_parts) {
+		l = bpf_program__attach(punt->entry);
+		ret = l ? keep_link(t, l) : -errno;
+		if (!ret)
+			ret = attach_pair(t, bpf_program__attach(poll->exit), entry_plain,
+					  poll->entry, NULL);
+	}
+	if (!ret)
+		ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
+	if (ret)
+		snprintf(err, errsz,
+			 "cannot attach to tracepoints io_uring:* (%s): %s; leave io_uring out "
+			 "of -T (or its parts: --no-parts)",
+			 method_name(src), strerror(-ret));
+	return ret;
+}
+
 /* The source of the syscall cells when they use the raw pair, else METHOD_NONE. */
 static enum attach_method raw_syscall_source(const struct plan *plan)
 {
@@ -468,9 +508,9 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		return -1;
 	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
-	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		if (layer == LAYER_BLK)
-			continue;
+	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))
+		return -1;
+	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++) {
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			if (plan->cells[layer][op].src != METHOD_NONE)
 				attach_cell(t, plan, layer, &plan->cells[layer][op]);

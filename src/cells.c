@@ -45,6 +45,11 @@ const char *const blk_tp_names[NR_BLK_TPS] = {
 #include "cells.def"
 };
 
+const char *const uring_tp_names[NR_URING_TPS] = {
+#define URING_TP(id, name) [id] = #name,
+#include "cells.def"
+};
+
 int blk_tp_by_name(const char *name)
 {
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++)

@@ -49,6 +49,15 @@ enum blk_tp {
 
 extern const char *const blk_tp_names[NR_BLK_TPS];
 
+/* The io_uring layer's tracepoints (io_uring:<name>). */
+enum uring_tp {
+#define URING_TP(id, name) id,
+#include "cells.def"
+	NR_URING_TPS,
+};
+
+extern const char *const uring_tp_names[NR_URING_TPS];
+
 /* A block tracepoint by name, or -1. */
 int blk_tp_by_name(const char *name);
 

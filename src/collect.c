@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "collect.h"
+#include "layers.h"
 #include "iostackbreak.skel.h"
 
 static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
@@ -70,6 +71,41 @@ out:
 	return ret;
 }
 
+/* io_uring requests split into parts: totals per op, a histogram per op
+ * and part. */
+static int read_uring_parts(struct tracer *t, struct uring_split *u, int ncpu)
+{
+	int ops_fd = bpf_map__fd(t->skel->maps.uring_ops);
+	int parts_fd = bpf_map__fd(t->skel->maps.uring_parts);
+	struct call_totals *ct = calloc((size_t)ncpu, sizeof(*ct));
+	struct cell_hist *ch = calloc((size_t)ncpu, sizeof(*ch));
+	int ret = 0;
+
+	for (__u32 op = 0; ct && ch && op < NR_URING_OPS && !ret; op++) {
+		if (bpf_map_lookup_elem(ops_fd, &op, ct)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			u->ops[op].count += ct[cpu].count;
+			u->ops[op].total_ns += ct[cpu].total_ns;
+		}
+		for (__u32 p = 0; p < NR_URING_PARTS && !ret; p++) {
+			__u32 idx = op * NR_URING_PARTS + p;
+
+			if (bpf_map_lookup_elem(parts_fd, &idx, ch))
+				ret = -errno;
+			for (int cpu = 0; cpu < ncpu && !ret; cpu++)
+				cell_add(&u->parts[op][p], &ch[cpu]);
+		}
+	}
+	if (!ct || !ch)
+		ret = -ENOMEM;
+	free(ct);
+	free(ch);
+	return ret;
+}
+
 /* Adds the drops map's counts, by reason, to drops. */
 static int read_drops(struct tracer *t, uint64_t drops[NR_DROP_REASONS], int ncpu)
 {
@@ -91,7 +127,7 @@ static int read_drops(struct tracer *t, uint64_t drops[NR_DROP_REASONS], int ncp
 	return ret;
 }
 
-/* Calls left out of the syscall and vfs layers, by (layer, op, kind). */
+/* Calls left out of the syscall, vfs and io_uring layers, by (layer, op, kind). */
 static int read_left_out(struct tracer *t, struct snapshot *snap, int ncpu)
 {
 	int fd = bpf_map__fd(t->skel->maps.left_out);
@@ -100,8 +136,8 @@ static int read_left_out(struct tracer *t, struct snapshot *snap, int ncpu)
 
 	if (!percpu)
 		return -ENOMEM;
-	for (__u32 l = 0; l < NR_LEFT_OUT_LAYERS && !ret; l++) {
-		for (__u32 op = 0; op < NR_FS_OPS && !ret; op++) {
+	for (__u32 l = 0; l < NR_LAYERS && !ret; l++) {
+		for (__u32 op = 0; LAYER_LEAVES_OUT(l) && op < layer_nr_ops(l) && !ret; op++) {
 			for (__u32 kind = 0; kind < NR_FD_KINDS; kind++) {
 				__u32 idx = LEFT_OUT_INDEX(l, op, kind);
 
@@ -217,6 +253,8 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = read_breakdowns(t, snap);
 	if (!ret && t->plan->split_layer >= 0)
 		ret = read_calls(t, snap, ncpu);
+	if (!ret && t->plan->uring_parts)
+		ret = read_uring_parts(t, &snap->uring, ncpu);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	/* Last: nothing ties it to the cells, so it stays out of their window. */

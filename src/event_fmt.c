@@ -4,6 +4,7 @@
 #include <time.h>
 #include "event_fmt.h"
 #include "layers.h"
+#include "uring_parts.h"
 #include "quote.h"
 
 /* A kernel string of a fixed-size field: never trusted to end in NUL. */
@@ -51,10 +52,25 @@ const char *event_file_label(const struct call_event *e, size_t size, char *buf,
 	return e->flags & EVF_PATH_CUT ? "path cut: deeper than the kernel walks" : NULL;
 }
 
-/* Is this part of the call shown: traced for its op, or it took time. */
+/* Is this part of the call shown: traced for its op, or it took time. An
+ * io_uring request's parts are enum uring_part's. */
 static bool part_shown(const struct event_ctx *c, const struct call_event *e, unsigned int p)
 {
+	if (e->layer == LAYER_IO_URING)
+		return p < NR_URING_PARTS;
 	return part_traced(c->plan, c->offcpu, e->op, p) || e->part_ns[p];
+}
+
+static bool event_parts(const struct event_ctx *c, const struct call_event *e)
+{
+	if (e->layer == LAYER_IO_URING)
+		return c->plan && c->plan->uring_parts;
+	return c->parts;
+}
+
+static const char *event_part_name(const struct call_event *e, unsigned int p)
+{
+	return e->layer == LAYER_IO_URING ? uring_part_name(p) : part_name(p);
 }
 
 static uint64_t event_latency(const struct call_event *e)
@@ -102,14 +118,16 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out, " (%s)", note);
 	if ((int64_t)e->ret < 0)
 		fprintf(out, " ret %" PRId64, (int64_t)e->ret);
-	if (c->parts && lat) {
+	if (e->layer == LAYER_IO_URING)
+		fprintf(out, " io_uring opcode %u", e->opcode);
+	if (event_parts(c, e) && lat) {
 		const char *sep = "";
 
 		fprintf(out, " [");
 		for (unsigned int p = 0; p < NR_PARTS; p++) {
 			if (!part_shown(c, e, p))
 				continue;
-			fprintf(out, "%s%s %.0f%%", sep, part_name(p),
+			fprintf(out, "%s%s %.0f%%", sep, event_part_name(e, p),
 				100.0 * (double)e->part_ns[p] / (double)lat);
 			sep = "|";
 		}
@@ -160,12 +178,14 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 	json_object_object_add(o, "bytes",
 			       e->bytes != NO_POS ? json_object_new_uint64(e->bytes) : NULL);
 	json_object_object_add(o, "ret", json_object_new_int64(e->ret));
-	if (c->parts) {
+	if (e->layer == LAYER_IO_URING)
+		json_object_object_add(o, "opcode", json_object_new_int64(e->opcode));
+	if (event_parts(c, e)) {
 		json_object *parts = json_object_new_object();
 
 		for (unsigned int p = 0; p < NR_PARTS; p++)
 			if (part_shown(c, e, p))
-				json_object_object_add(parts, part_name(p),
+				json_object_object_add(parts, event_part_name(e, p),
 						       json_object_new_uint64(e->part_ns[p]));
 		json_object_object_add(o, "parts", parts);
 	} else {

@@ -210,7 +210,7 @@ static int panel(const struct heatmap *h, FILE *out, unsigned int l, unsigned in
 	format_count(e->total, total, sizeof(total));
 	fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"title\">%s %s: %s %s</text>\n", LEFT,
 		top + 20, layer_name(l), op_name(l, o), total,
-		l == LAYER_BLK ? "requests" : "calls");
+		layer_count_noun(l, 2));
 	/* The plot area; its id and data tell a reader (and the tests) where it is. */
 	fprintf(out,
 		"<rect id=\"plot-%s-%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "

@@ -66,7 +66,8 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 		       const struct targets *tg, const struct plan *plan)
 {
 	rodata_t *ro = skel->rodata;
-	bool events = (cfg->slower || cfg->trace) && plan->root_layer >= 0;
+	bool events = (cfg->slower || cfg->trace) &&
+		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE);
 
 	ro->events_on = events;
 	ro->trace_on = events && cfg->trace;
@@ -113,6 +114,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->blk_origin_sees_all =
 	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
 	ro->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
+	ro->uring_complete_fields = plan->uring_complete_fields;
+	ro->uring_split = plan->uring_parts;
 	ro->use_task_storage = task_storage;
 	set_syscall_numbers(ro, plan);
 
@@ -129,6 +132,12 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
 	if (!blk)
 		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
+	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
+		bpf_map__set_max_entries(skel->maps.uring_starts, 1);
+	if (!plan->uring_parts) {
+		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
+		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
+	}
 	if (task_storage || !plan_traces_threads(plan)) {
 		bpf_map__set_max_entries(skel->maps.thread_starts, 1);
 		bpf_map__set_max_entries(skel->maps.threads_seen, 1);

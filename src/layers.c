@@ -47,6 +47,19 @@ static const char *const blk_op_names[NR_BLK_OPS] = {
 #include "cells.def"
 };
 
+static const char *const uring_op_names[NR_URING_OPS] = {
+#define URING_OP(id, name) [id] = #name,
+#include "cells.def"
+};
+
+/* The layers of threads come first, io_uring right after them. */
+#define LAYER(id, name, kind, nests, module, help)                                                 \
+	_Static_assert((id < NR_CALL_LAYERS) ==                                                    \
+			   (LAYER_KIND_##kind == LAYER_KIND_SYSCALL ||                             \
+			    LAYER_KIND_##kind == LAYER_KIND_VFS || LAYER_KIND_##kind == LAYER_KIND_FS), \
+		       "cells.def: layer " #name " is on the wrong side of NR_CALL_LAYERS");
+#include "cells.def"
+
 const char *layer_name(unsigned int layer)
 {
 	return layer < NR_LAYERS ? layers[layer].name : "?";
@@ -85,14 +98,30 @@ size_t layers_join(char *buf, size_t sz, unsigned int kinds, bool help)
 
 unsigned int layer_nr_ops(unsigned int layer)
 {
-	return layer == LAYER_BLK ? NR_BLK_OPS : NR_FS_OPS;
+	if (layer == LAYER_BLK)
+		return NR_BLK_OPS;
+	return layer == LAYER_IO_URING ? NR_URING_OPS : NR_FS_OPS;
 }
 
 const char *op_name(unsigned int layer, unsigned int op)
 {
 	if (op >= layer_nr_ops(layer))
 		return "?";
+	if (layer == LAYER_IO_URING)
+		return uring_op_names[op];
 	return layer == LAYER_BLK ? blk_op_names[op] : fs_op_names[op];
+}
+
+bool layer_has_requests(unsigned int layer)
+{
+	return layer == LAYER_BLK || layer == LAYER_IO_URING;
+}
+
+const char *layer_count_noun(unsigned int layer, unsigned long long n)
+{
+	if (layer_has_requests(layer))
+		return n == 1 ? "request" : "requests";
+	return n == 1 ? "call" : "calls";
 }
 
 int layer_by_name(const char *name)

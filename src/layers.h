@@ -13,16 +13,18 @@ enum layer_kind {
 	LAYER_KIND_SYSCALL, /* system calls */
 	LAYER_KIND_VFS,	    /* the VFS */
 	LAYER_KIND_FS,	    /* a file system's file_operations */
+	LAYER_KIND_URING,   /* io_uring requests */
 	LAYER_KIND_BLK,	    /* the block layer, always the last */
 	NR_LAYER_KINDS,
 };
 
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
-/* The layers that time calls of threads (all but blk). */
-#define THREAD_LAYERS (ALL_LAYERS & ~(1U << LAYER_BLK))
+/* The layers that time calls of threads (all before io_uring). */
+#define THREAD_LAYERS ((1U << NR_CALL_LAYERS) - 1)
 
 const char *layer_name(unsigned int layer);
-/* Number of operations of a layer (4 for fs-like layers, 5 for blk). */
+/* Number of operations of a layer (4 for fs-like layers, 5 for io_uring
+ * and blk). */
 unsigned int layer_nr_ops(unsigned int layer);
 const char *op_name(unsigned int layer, unsigned int op);
 /* Layer index by name ("ext4", "blk", ...), or -1. */
@@ -36,6 +38,10 @@ int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t bad
 /* Is the layer a file system (of kind LAYER_KIND_FS)? */
 bool layer_is_fs(unsigned int layer);
 enum layer_kind layer_kind(unsigned int layer);
+/* Does the layer time requests (io_uring, blk) rather than calls? */
+bool layer_has_requests(unsigned int layer);
+/* "request"/"requests" or "call"/"calls", for n of the layer's. */
+const char *layer_count_noun(unsigned int layer, unsigned long long n);
 /* The module whose BTF holds the layer's functions, or NULL. */
 const char *layer_module(unsigned int layer);
 /* How --help names the layer ("system call", "ext4", "block layer"). */

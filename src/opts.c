@@ -20,7 +20,7 @@
 
 /* The help's text around the options: the layers' part comes from cells.def. */
 static const char doc_intro[] = "Break the latency of I/O down by layer of the storage stack: %s,\n"
-				"%s, file system (%s) and %s.\n"
+				"%s requests, %s, file system (%s) and %s.\n"
 				"\n";
 static const char doc_examples[] =
     "EXAMPLES:\n"
@@ -29,6 +29,7 @@ static const char doc_examples[] =
     "  iostackbreak -T vfs -p 4242       # VFS latency of process 4242\n"
     "  iostackbreak -T blk -d nvme0n1 -Q # one disk, including OS queue time\n"
     "  iostackbreak -T syscall,blk -u    # two layers, in microseconds\n"
+    "  iostackbreak -T io_uring -- fio j.fio # io_uring requests of a command\n"
     "  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
     "  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
     "  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
@@ -67,8 +68,8 @@ static const char *help_doc(void)
 	if (doc[0])
 		return doc;
 	layers_join(fs, sizeof(fs), 1U << LAYER_KIND_FS, true);
-	n = snprintf(doc, sizeof(doc), doc_intro, layer_help(LAYER_SYSCALL), layer_help(LAYER_VFS),
-		     fs, layer_help(LAYER_BLK));
+	n = snprintf(doc, sizeof(doc), doc_intro, layer_help(LAYER_SYSCALL),
+		     layer_help(LAYER_IO_URING), layer_help(LAYER_VFS), fs, layer_help(LAYER_BLK));
 	n += snprintf(doc + n, sizeof(doc) - (size_t)n, "%s", doc_examples);
 	snprintf(doc + n, sizeof(doc) - (size_t)n, doc_layers, layer_names_list());
 	return doc;

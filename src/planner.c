@@ -307,6 +307,53 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	}
 }
 
+/*
+ * io_uring: its two tracepoints time every op, as blk's do; no fentry or
+ * kprobe source would see more (the submission and the posting of the
+ * completion are what a request's latency is).
+ */
+static void plan_uring(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+{
+	enum attach_method src = caps->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
+	const char *missing = NULL;
+
+	bool parts = cfg->split_calls && !caps->uring_parts_other_args;
+
+	/* The two that time requests; the others only split them. */
+	for (unsigned int tp = URING_TP_SUBMIT; tp <= URING_TP_COMPLETE && !missing; tp++)
+		if (!caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]))
+			missing = uring_tp_names[tp];
+	plan->uring_complete_fields = caps->uring_complete_fields;
+	for (unsigned int tp = URING_TP_COMPLETE + 1; tp < NR_URING_TPS && parts; tp++)
+		parts = caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]);
+	plan->uring_parts = parts && !missing;
+	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
+		struct cell_plan *cp = &plan->cells[LAYER_IO_URING][op];
+
+		if (missing) {
+			why_add(cp,
+				"tracepoint: io_uring:%s missing (io_uring_submit_req came in "
+				"Linux 6.0; or io_uring is not built in: CONFIG_IO_URING)",
+				missing);
+			continue;
+		}
+		if (cfg->attach == METHOD_FENTRY || cfg->attach == METHOD_KPROBE)
+			why_add(cp, "%s: io_uring is traced by its tracepoints only",
+				attach_name(cfg->attach));
+		if (!caps->btf)
+			why_add(cp, "tp_btf: no kernel BTF");
+		cp->src = src;
+		if (cfg->split_calls && caps->uring_parts_other_args)
+			why_add(cp, "parts: io_uring tracepoints that do not take the request first");
+		else if (cfg->split_calls && !parts)
+			why_add(cp, "parts: io_uring:%s missing", uring_tp_names[NR_URING_TPS - 1]);
+		for (unsigned int tp = 0; tp < (parts ? NR_URING_TPS : URING_TP_COMPLETE + 1); tp++) {
+			cp->targets[cp->nr_targets] = uring_tp_names[tp];
+			cp->tgt_src[cp->nr_targets++] = src;
+		}
+	}
+}
+
 static int plan_root_layer(const struct plan *plan);
 
 void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
@@ -324,6 +371,10 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 			plan->cells[layer][op].wanted = true;
 		if (layer == LAYER_BLK) {
 			plan_blk(caps, cfg, plan);
+			continue;
+		}
+		if (layer == LAYER_IO_URING) {
+			plan_uring(caps, cfg, plan);
 			continue;
 		}
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
@@ -371,7 +422,7 @@ bool plan_traces_threads(const struct plan *plan)
 {
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		for (unsigned int op = 0; op < NR_OPS; op++)
-			if (layer != LAYER_BLK && plan->cells[layer][op].src != METHOD_NONE)
+			if (layer < NR_CALL_LAYERS && plan->cells[layer][op].src != METHOD_NONE)
 				return true;
 	return false;
 }
@@ -384,6 +435,28 @@ unsigned int plan_nr_traced(const struct plan *plan)
 		for (unsigned int op = 0; op < NR_OPS; op++)
 			n += plan->cells[layer][op].src != METHOD_NONE;
 	return n;
+}
+
+/* The opcodes of each io_uring op (cells.def), for --plan. */
+static const struct {
+	unsigned char op;
+	const char *opcode;
+} uring_opcodes[] = {
+#define URING_OPCODE(op, opcode) { op, #opcode },
+#include "cells.def"
+};
+
+static void print_uring_opcodes(unsigned int op, FILE *out)
+{
+	unsigned int n = 0;
+
+	fprintf(out, "  opcodes ");
+	for (unsigned int i = 0; i < sizeof(uring_opcodes) / sizeof(uring_opcodes[0]); i++)
+		if (uring_opcodes[i].op == op)
+			fprintf(out, "%s%s", n++ ? "," : "", uring_opcodes[i].opcode);
+	if (!n)
+		fprintf(out, "all others");
+	fprintf(out, ", matched by struct io_kiocb");
 }
 
 void plan_print(const struct plan *plan, FILE *out)
@@ -415,6 +488,8 @@ void plan_print(const struct plan *plan, FILE *out)
 				if (cp->tgt_src[i] != cp->src)
 					fprintf(out, "(%s)", method_name(cp->tgt_src[i]));
 			}
+			if (layer == LAYER_IO_URING && cp->src != METHOD_NONE)
+				print_uring_opcodes(op, out);
 			if (cp->why[0])
 				fprintf(
 				    out, "%s%s %s", cp->nr_targets ? "  " : "",

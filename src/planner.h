@@ -23,6 +23,12 @@ struct kcaps {
 	bool blk_rq_q_arg;	    /* insert/issue take (q, rq): before 5.11 */
 	/* BPF tracing programs do not run while a thread of PID 1 is current */
 	bool bpf_skips_pid1;
+	/* io_uring_complete takes (ctx, req, user_data, res, cflags, ...),
+	 * not (ctx, req, cqe): before 6.3 */
+	bool uring_complete_fields;
+	/* io_uring_queue_async_work/poll_arm/task_add do not take the request
+	 * first: the parts are not read */
+	bool uring_parts_other_args;
 	void *ctx;
 	/* category/event, e.g. ("syscalls", "sys_enter_read") */
 	bool (*tracepoint_exists)(void *ctx, const char *category, const char *event);
@@ -52,6 +58,8 @@ struct plan {
 	/* Block layer programs, shared by all its ops. */
 	const char *blk_origin; /* "block_io_start", "block_rq_insert" or NULL */
 	bool blk_rq_q_arg;
+	bool uring_complete_fields; /* as in struct kcaps */
+	bool uring_parts;	    /* io_uring requests split into parts */
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */

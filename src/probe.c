@@ -260,20 +260,32 @@ static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
 		 "CONFIG_KPROBES off)");
 }
 
-/* Is the old (q, rq) prototype of block_rq_issue in this kernel's BTF? */
-static bool probe_blk_q_arg(const struct btf *btf)
+/* A tracepoint's prototype in this kernel's BTF (its btf_trace_<name>
+ * typedef, with the leading void *), or NULL. */
+static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
 {
 	const struct btf_type *t;
-	int id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
+	char name[128];
+	int id;
 
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
 	if (id < 0)
-		return false;
+		return NULL;
 	t = btf__type_by_id(btf, (__u32)id); /* typedef */
 	t = btf__type_by_id(btf, t->type);   /* pointer */
 	if (!t || !btf_is_ptr(t))
-		return false;
-	t = btf__type_by_id(btf, t->type);		      /* func proto */
-	return t && btf_is_func_proto(t) && btf_vlen(t) == 3; /* (void *, q, rq) */
+		return NULL;
+	t = btf__type_by_id(btf, t->type); /* func proto */
+	return t && btf_is_func_proto(t) ? t : NULL;
+}
+
+/* The number of parameters of a tracepoint's prototype, or -1. */
+static int tp_proto_params(const struct btf *btf, const char *tp)
+{
+	const struct btf_type *t = tp_proto(btf, tp);
+
+	return t ? btf_vlen(t) : -1;
 }
 
 /*
@@ -300,6 +312,31 @@ static bool probe_bpf_skips_pid1(const struct btf *btf)
 		if (!strcmp(btf__name_by_offset(btf, m->name_off), "init_owned"))
 			return true;
 	return false;
+}
+
+/* Is the first argument of a tracepoint (after its void *) a pointer to
+ * struct name? */
+static bool tp_first_arg_is(const struct btf *btf, const char *tp, const char *name)
+{
+	const struct btf_type *t = tp_proto(btf, tp);
+
+	if (!t || btf_vlen(t) < 2)
+		return false;
+	t = btf__type_by_id(btf, btf_params(t)[1].type);
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type);
+	return t && btf_is_struct(t) && !strcmp(btf__name_by_offset(btf, t->name_off), name);
+}
+
+/* The io_uring tracepoints that split requests take the request first
+ * (since 6.0); any other form is not read. */
+static bool probe_uring_parts_args(const struct btf *btf)
+{
+	for (unsigned int tp = URING_TP_COMPLETE + 1; tp < NR_URING_TPS; tp++)
+		if (!tp_first_arg_is(btf, uring_tp_names[tp], "io_kiocb"))
+			return false;
+	return true;
 }
 
 int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
@@ -341,8 +378,12 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	caps->fentry_why = p->fentry_why;
 	probe_kprobes(p, caps);
 	caps->kprobe_why = p->kprobe_why;
-	caps->blk_rq_q_arg = probe_blk_q_arg(p->vmlinux);
+	/* block_rq_issue(void *, q, rq): before 5.11 */
+	caps->blk_rq_q_arg = tp_proto_params(p->vmlinux, "block_rq_issue") == 3;
+	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
+	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);
+	caps->uring_parts_other_args = !probe_uring_parts_args(p->vmlinux);
 	return 0;
 }
 

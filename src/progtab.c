@@ -66,6 +66,17 @@ static const struct {
 	  LAYER_NONE,
 	  { PROG(tb_switch), PROG(tb_wakeup) },
 	  { PROG(rt_switch), PROG(rt_wakeup) } },
+	/* entry: io_uring_submit_req; exit: io_uring_complete */
+	{ ROLE_URING,
+	  LAYER_IO_URING,
+	  { PROG(tb_uring_submit), PROG(tb_uring_complete) },
+	  { PROG(rt_uring_submit), PROG(rt_uring_complete) } },
+	{ ROLE_URING_PUNT, LAYER_IO_URING, { PROG(tb_uring_punt), 0 }, { PROG(rt_uring_punt), 0 } },
+	/* entry: io_uring_poll_arm; exit: io_uring_task_add */
+	{ ROLE_URING_POLL,
+	  LAYER_IO_URING,
+	  { PROG(tb_uring_poll), PROG(tb_uring_task_add) },
+	  { PROG(rt_uring_poll), PROG(rt_uring_task_add) } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,

@@ -21,6 +21,9 @@ enum prog_role {
 	ROLE_BLK,	   /* a block tracepoint: every blk cell */
 	ROLE_FOLLOW,	   /* sched_process_fork/exit: following children */
 	ROLE_OFFCPU,	   /* sched_switch: the off-CPU parts of calls */
+	ROLE_URING,	   /* io_uring submit/complete: every io_uring cell */
+	ROLE_URING_PUNT,   /* io_uring_queue_async_work: the io-wq part */
+	ROLE_URING_POLL,   /* io_uring_poll_arm/task_add: the poll part */
 };
 
 struct prog_ref {
@@ -34,9 +37,9 @@ struct prog_ref {
 };
 
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
- * the raw sys_enter/sys_exit pairs (tp_btf, raw_tp) that serve every
- * syscall cell. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 3 * 2)
+ * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
+ * off-CPU, io_uring). */
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 6 * 2)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS

@@ -315,11 +315,12 @@ static void put_left_out(FILE *out, const struct report *r)
 		return;
 	family(out, "iostackbreak_left_out_calls_total", "counter",
 	       "Calls on descriptors that are not storage files (pipes, sockets, other), "
-	       "left out of the syscall and vfs layers, since start; --all-fds counts them.");
-	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++) {
+	       "left out of the syscall, vfs and io_uring layers, since start; --all-fds "
+	       "counts them.");
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!report_leaves_out(r, layer))
 			continue;
-		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			if (!traced(r, layer, op))
 				continue;
 			for (unsigned int kind = 0; kind < NR_FD_KINDS; kind++) {

@@ -106,6 +106,8 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_EVENT_LOST] = "event_lost",
 		[DROP_THREAD_SLOT_EVICTED] = "thread_slot_evicted",
 		[DROP_CALL_EXIT_MISSED] = "call_exit_missed",
+		[DROP_URING_MAP_FULL] = "uring_map_full",
+		[DROP_URING_COMPLETION_MISSED] = "uring_completion_missed",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";
@@ -124,9 +126,9 @@ const char *fd_kind_name(unsigned int kind)
 
 bool report_leaves_out(const struct report *r, unsigned int layer)
 {
-	if (r->cfg->all_fds || layer >= NR_LEFT_OUT_LAYERS)
+	if (r->cfg->all_fds || layer >= NR_LAYERS || !LAYER_LEAVES_OUT(layer))
 		return false;
-	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+	for (unsigned int op = 0; op < layer_nr_ops(layer); op++)
 		if (r->plan->cells[layer][op].src != METHOD_NONE)
 			return true;
 	return false;
@@ -134,7 +136,7 @@ bool report_leaves_out(const struct report *r, unsigned int layer)
 
 int report_left_out_layer(const struct report *r)
 {
-	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++)
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		if (report_leaves_out(r, layer))
 			return (int)layer;
 	return -1;
@@ -144,9 +146,9 @@ uint64_t report_left_out_total(const struct report *r, unsigned int layer, unsig
 {
 	uint64_t n = 0;
 
-	if (layer >= NR_LEFT_OUT_LAYERS || kind >= NR_FD_KINDS)
+	if (layer >= NR_LAYERS || !LAYER_LEAVES_OUT(layer) || kind >= NR_FD_KINDS)
 		return 0;
-	for (unsigned int op = 0; op < NR_FS_OPS; op++)
+	for (unsigned int op = 0; op < NR_OPS; op++)
 		n += r->left_out[layer][op][kind];
 	return n;
 }
@@ -286,8 +288,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		for (unsigned int o = 0; o < NR_OPS; o++)
 			cell_diff(&r->cells[l][o], &cur->cells[l][o], &prev->cells[l][o]);
-	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
-		for (unsigned int o = 0; o < NR_FS_OPS; o++)
+	for (unsigned int l = 0; l < NR_LAYERS; l++)
+		for (unsigned int o = 0; o < NR_OPS; o++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
 				r->left_out[l][o][k] = cur->left_out[l][o][k] - prev->left_out[l][o][k];
 	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
@@ -304,6 +306,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 	r->root_layer = plan->split_layer;
 	if (r->root_layer >= 0)
 		calls_diff(r, cur, prev);
+	if (plan->uring_parts)
+		uring_split_diff(&r->uring, &cur->uring, &prev->uring);
 	return 0;
 }
 

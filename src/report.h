@@ -10,6 +10,7 @@
 #include "hist.h"
 #include "opts.h"
 #include "planner.h"
+#include "uring_parts.h"
 #include "breakdown.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -46,12 +47,14 @@ struct report {
 	int root_layer;
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
+	/* io_uring requests split into parts, when r->plan->uring_parts. */
+	struct uring_split uring;
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,
 	 * ...), left out of the syscall and vfs layers; none with --all-fds
 	 * (cfg->all_fds), which counts them in the cells.
 	 */
-	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
+	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];
 	unsigned int nr_gone;

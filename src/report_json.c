@@ -260,10 +260,10 @@ static void json_left_out(json_object *root, const struct report *r)
 								      : report_left_out_total(
 									    r, (unsigned int)top, kind)));
 	json_object_object_add(root, "left_out", total);
-	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++) {
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!report_leaves_out(r, layer))
 			continue;
-		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			json_object *o;
 
 			if (r->plan->cells[layer][op].src == METHOD_NONE)
@@ -292,6 +292,8 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(js->root, "totals", js->totals);
 	json_object_object_add(js->root, "skipped", js->skipped);
 	json_left_out(js->root, r);
+	if (r->plan->uring_parts)
+		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring));
 	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i),

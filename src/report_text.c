@@ -254,8 +254,7 @@ static void text_cell(struct sink *s, const struct report *r, unsigned int layer
 		return;
 	fprintf(s->out, "\n%s %s: %llu %s", layer_name(layer), op_name(layer, op),
 		(unsigned long long)c->count,
-		layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
-				   : (c->count == 1 ? "call" : "calls"));
+		layer_count_noun(layer, c->count));
 	if (c->errors)
 		fprintf(s->out, " (and %llu failed, not in the histogram)",
 			(unsigned long long)c->errors);
@@ -300,7 +299,7 @@ static void text_left_out(FILE *out, const struct report *r, unsigned int layer)
 
 	if (!report_leaves_out(r, layer))
 		return;
-	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+	for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 		bool op_named = false;
 
 		for (unsigned int kind = 0; kind < NR_FD_KINDS; kind++) {
@@ -326,7 +325,9 @@ static int text_end(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
 
-	for (unsigned int layer = 0; layer < NR_LEFT_OUT_LAYERS; layer++)
+	if (r->plan->uring_parts)
+		uring_split_text(out, &r->uring, s->unit);
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		text_left_out(out, r, layer);
 
 	for (unsigned int i = 0; i < r->nr_gone; i++) {

@@ -8,6 +8,7 @@
 #include "breakdown.h"
 #include "hist.h"
 #include "stats.h"
+#include "uring_parts.h"
 
 struct snapshot {
 	struct cell_hist cells[NR_LAYERS][NR_OPS];
@@ -17,8 +18,9 @@ struct snapshot {
 	/* Calls of the root layer split into parts (bpf/call_parts.h). */
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS]; /* calls with the part > 0 */
+	struct uring_split uring; /* io_uring requests split into parts */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
-	uint64_t left_out[NR_LEFT_OUT_LAYERS][NR_FS_OPS][NR_FD_KINDS];
+	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
 };
 
 #endif /* SNAPSHOT_H */

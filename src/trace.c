@@ -7,6 +7,7 @@
 #include "layers.h"
 #include "opts.h"
 #include "trace.h"
+#include "uring_parts.h"
 #include "version.h"
 
 /* Disks draw as processes of their own, beyond any real pid (pid_max is
@@ -61,6 +62,7 @@ struct trace_writer {
 	struct disk_track disks[MAX_DISKS];
 	unsigned int nr_disks;
 	uint64_t flow_id;
+	uint64_t uring_id; /* ids of io_uring requests' async slices */
 };
 
 static struct trace_writer *writer_new(FILE *out, unsigned long max, uint64_t slower_ns,
@@ -354,6 +356,60 @@ void trace_request(struct trace_writer *t, const struct request_event *e)
 	hold(t, &p);
 }
 
+/* The args of a call's or a request's slice: what it did, with what result. */
+static json_object *call_args(const struct call_event *e, const char *file, uint64_t lat)
+{
+	json_object *args = json_object_new_object();
+
+	json_object_object_add(args, "file", file && *file ? json_object_new_string(file) : NULL);
+	if (e->pos != NO_POS)
+		json_object_object_add(args, "offset", json_object_new_uint64(e->pos));
+	if (e->bytes != NO_POS)
+		json_object_object_add(args, "bytes", json_object_new_uint64(e->bytes));
+	json_object_object_add(args, "ret", json_object_new_int64(e->ret));
+	json_object_object_add(args, "latency_ns", json_object_new_uint64(lat));
+	return args;
+}
+
+/*
+ * An io_uring request: an async slice (ph "b"/"e", cat "io_uring", an id
+ * of its own) of its submitter's thread, not an X slice: requests of one
+ * thread overlap (a ring holds many in flight) and X slices of a thread
+ * must nest. Perfetto draws them on async tracks under the process, named
+ * "io_uring read" and so on. Nothing waits for them (no slices of theirs).
+ */
+static void trace_uring(struct trace_writer *t, const struct call_event *e, const char *file)
+{
+	uint64_t lat = e->end_ns - e->call_ns;
+	char comm[COMM_LEN + 1], name[32];
+	json_object *o, *args, *parts;
+
+	if (lat < t->slower_ns)
+		return;
+	memcpy(comm, e->comm, COMM_LEN);
+	comm[COMM_LEN] = '\0';
+	name_thread(t, e->pid, e->tid, comm);
+	snprintf(name, sizeof(name), "io_uring %s", op_name(e->layer, e->op));
+	t->uring_id++;
+	o = event("b", name, "io_uring", e->pid, e->tid);
+	json_object_object_add(o, "id", json_object_new_uint64(t->uring_id));
+	json_object_object_add(o, "ts", json_us(e->call_ns));
+	args = call_args(e, file, lat);
+	json_object_object_add(args, "opcode", json_object_new_int64(e->opcode));
+	parts = json_object_new_object();
+	for (unsigned int p = 0; p < NR_URING_PARTS; p++)
+		json_object_object_add(parts, uring_part_name(p),
+				       json_object_new_uint64(e->part_ns[p]));
+	json_object_object_add(args, "parts_ns", parts);
+	json_object_object_add(o, "args", args);
+	put(t, o);
+	o = event("e", name, "io_uring", e->pid, e->tid);
+	json_object_object_add(o, "id", json_object_new_uint64(t->uring_id));
+	json_object_object_add(o, "ts", json_us(e->end_ns));
+	put(t, o);
+	t->totals.calls++;
+}
+
 void trace_call(struct trace_writer *t, const struct call_event *e, const char *file)
 {
 	uint64_t lat = e->end_ns - e->call_ns;
@@ -361,6 +417,10 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 	char comm[COMM_LEN + 1];
 	json_object *o, *args;
 
+	if (e->layer == LAYER_IO_URING) {
+		trace_uring(t, e, file);
+		return;
+	}
 	*d = (struct decided){ .tid = e->tid,
 			       .pid = e->pid,
 			       .call_ns = e->call_ns,
@@ -373,15 +433,7 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 		o = event("X", op_name(e->layer, e->op), layer_name(e->layer), e->pid, e->tid);
 		json_object_object_add(o, "ts", json_us(e->call_ns));
 		json_object_object_add(o, "dur", json_us(lat));
-		args = json_object_new_object();
-		json_object_object_add(args, "file",
-				       file && *file ? json_object_new_string(file) : NULL);
-		if (e->pos != NO_POS)
-			json_object_object_add(args, "offset", json_object_new_uint64(e->pos));
-		if (e->bytes != NO_POS)
-			json_object_object_add(args, "bytes", json_object_new_uint64(e->bytes));
-		json_object_object_add(args, "ret", json_object_new_int64(e->ret));
-		json_object_object_add(args, "latency_ns", json_object_new_uint64(lat));
+		args = call_args(e, file, lat);
 		json_object_object_add(args, "blk_requests",
 				       json_object_new_uint64(e->blk_requests));
 		json_object_object_add(o, "args", args);

@@ -187,8 +187,7 @@ static void op_phrase(const struct report *r, unsigned int layer, unsigned int o
 	if (layer != LAYER_SYSCALL)
 		put(ln, "%s ", layer_name(layer));
 	put(ln, "%s p99 %s (%s %s", op_name(layer, op), p99s, count,
-	    layer == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
-			       : (c->count == 1 ? "call" : "calls"));
+	    layer_count_noun(layer, c->count));
 	if (spread && p50)
 		put(ln, ", p99 %.0fx p50", (double)p99 / (double)p50);
 	put(ln, ")");

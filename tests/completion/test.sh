@@ -45,7 +45,7 @@ complete_words iostackbreak --tr
 expect "--tr" "$(grep -- '^--tr' <<<"$man_opts")"
 
 # Layers: the LAYER lines of bpf/cells.def, and "all".
-layers=$(sed -n 's/^LAYER(LAYER_[A-Z0-9_]*, *\([a-z0-9]*\),.*/\1/p' bpf/cells.def)
+layers=$(sed -n 's/^LAYER(LAYER_[A-Z0-9_]*, *\([a-z0-9_]*\),.*/\1/p' bpf/cells.def)
 [[ -n $layers ]] || { echo "FAIL no LAYER lines in bpf/cells.def"; failed=1; }
 complete_words iostackbreak -T ''
 expect "-T: the layers of cells.def" "$layers all"

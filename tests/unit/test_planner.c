@@ -161,10 +161,12 @@ Test(planner, debian61_auto)
 	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
 	cr_assert(plan.kprobe_fallback, "auto mode with kprobes may fall back");
 	cr_assert_not(plan.blk_rq_q_arg);
-	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 blk; xfs not loaded. */
-	cr_assert_eq(plan_nr_traced(&plan), 21);
+	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 5 blk; xfs not
+	 * loaded. */
+	cr_assert_eq(plan_nr_traced(&plan), 26);
+	cr_assert(plan.uring_complete_fields);
 	/* Unused slots of fs-like layers are never wanted. */
-	for (unsigned int l = 0; l < LAYER_BLK; l++)
+	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
 		cr_assert_not(plan.cells[l][NR_FS_OPS].wanted, "%s op 4", layer_name(l));
 }
 
@@ -595,6 +597,109 @@ static const char *find_line(const char *text, const char *layer, const char *op
 	return NULL;
 }
 
+/* ---- io_uring ---- */
+
+/* Its two tracepoints time every op, tp_btf where BTF is, raw_tp else;
+ * --attach=fentry or kprobe leaves it on its tracepoints, saying so. */
+Test(planner, io_uring_from_its_tracepoints)
+{
+	const char *const *tps = T("io_uring_submit_req", "io_uring_complete");
+
+	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
+	replan();
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		expect_cell(LAYER_IO_URING, op, METHOD_TP_BTF, tps, NULL);
+	cr_assert_not(plan.uring_complete_fields);
+	cr_assert_not(plan_traces_threads(&plan), "io_uring requests are not calls of threads");
+	cr_assert_eq(plan.root_layer, -1);
+	build(FAKE_NO_BTF, "io_uring", METHOD_NONE);
+	replan();
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		expect_cell(LAYER_IO_URING, op, METHOD_RAW_TP, tps, T("tp_btf: no kernel BTF"));
+	build(FAKE_DEBIAN61, "io_uring", METHOD_KPROBE);
+	replan();
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		expect_cell(LAYER_IO_URING, op, METHOD_TP_BTF, tps,
+			    T("kprobe: io_uring is traced by its tracepoints only"));
+	cr_assert(plan.uring_complete_fields);
+}
+
+/* A kernel without them (before 6.0, or no CONFIG_IO_URING): -T io_uring
+ * fails with the reason; in the default set it is skipped. */
+Test(planner, io_uring_without_tracepoints)
+{
+	build(FAKE_DEBIAN61, "io_uring", METHOD_NONE);
+	fake_del_tp(&fk, "io_uring", "io_uring_submit_req");
+	replan();
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		expect_cell(LAYER_IO_URING, op, METHOD_NONE, NULL,
+			    T("io_uring:io_uring_submit_req missing", "CONFIG_IO_URING"));
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_IO_URING));
+	build(FAKE_DEBIAN61, NULL, METHOD_NONE);
+	fake_del_tp(&fk, "io_uring", "io_uring_complete");
+	replan();
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
+	cr_assert_eq(plan.cells[LAYER_IO_URING][UOP_OTHER].src, METHOD_NONE);
+}
+
+/* The parts: three more tracepoints where the kernel has them, none with
+ * --no-parts; without them requests are timed whole, saying why. */
+Test(planner, io_uring_parts)
+{
+	const char *const *all = T("io_uring_submit_req", "io_uring_complete",
+				   "io_uring_queue_async_work", "io_uring_poll_arm",
+				   "io_uring_task_add");
+
+	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
+	fake_add_tp(&fk, "io_uring", "io_uring_queue_async_work");
+	fake_add_tp(&fk, "io_uring", "io_uring_poll_arm");
+	fake_add_tp(&fk, "io_uring", "io_uring_task_add");
+	cfg.split_calls = true; /* the default of the command line */
+	replan();
+	cr_assert(plan.uring_parts);
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		expect_cell(LAYER_IO_URING, op, METHOD_TP_BTF, all, NULL);
+	cfg.split_calls = false;
+	replan();
+	cr_assert_not(plan.uring_parts, "--no-parts");
+	cfg.split_calls = true;
+	fk.caps.uring_parts_other_args = true;
+	replan();
+	cr_assert_not(plan.uring_parts, "tracepoints of another prototype");
+	expect_cell(LAYER_IO_URING, UOP_READ, METHOD_TP_BTF,
+		    T("io_uring_submit_req", "io_uring_complete"), T("do not take the request"));
+	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
+	cfg.split_calls = true;
+	replan();
+	cr_assert_not(plan.uring_parts);
+	expect_cell(LAYER_IO_URING, UOP_READ, METHOD_TP_BTF,
+		    T("io_uring_submit_req", "io_uring_complete"),
+		    T("parts: io_uring:io_uring_task_add missing"));
+}
+
+/* --plan names each op's opcodes. */
+Test(planner, io_uring_plan_names_opcodes)
+{
+	char line[512], *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	build(FAKE_TRACEPOINTS, "io_uring", METHOD_NONE);
+	replan();
+	plan_print(&plan, out);
+	fclose(out);
+	cr_assert_not_null(strstr(find_line(text, "io_uring", "read", line, sizeof(line)),
+				  "opcodes READ,READV,READ_FIXED,READ_MULTISHOT"),
+			   "%s", line);
+	cr_assert_not_null(strstr(find_line(text, "io_uring", "fsync", line, sizeof(line)),
+				  "opcodes FSYNC,SYNC_FILE_RANGE"),
+			   "%s", line);
+	cr_assert_not_null(strstr(find_line(text, "io_uring", "other", line, sizeof(line)),
+				  "opcodes all others"),
+			   "%s", line);
+	free(text);
+}
+
 Test(planner, print_table)
 {
 	struct membuf m;
@@ -731,7 +836,7 @@ Test(planner, every_cell_has_targets_that_fit_a_plan)
 						     NR_CELL_TARGETS);
 			cr_assert_leq(n, MAX_TARGETS, "%s op %u: more targets than a plan holds",
 				      layer_name(l), op);
-			if (l == LAYER_BLK || op >= NR_FS_OPS)
+			if (l >= NR_CALL_LAYERS || op >= NR_FS_OPS)
 				cr_assert_eq(n, 0, "%s op %u has no functions", layer_name(l), op);
 			else
 				cr_assert_gt(n, 0, "%s %s has no target", layer_name(l),

@@ -60,6 +60,14 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		} else if (r->role == ROLE_OFFCPU) {
 			snprintf(in, sz, "%s/sched_switch", kind);
 			snprintf(out, sz, "%s/sched_wakeup", kind);
+		} else if (r->role == ROLE_URING_PUNT) {
+			snprintf(in, sz, "%s/io_uring_queue_async_work", kind);
+		} else if (r->role == ROLE_URING_POLL) {
+			snprintf(in, sz, "%s/io_uring_poll_arm", kind);
+			snprintf(out, sz, "%s/io_uring_task_add", kind);
+		} else if (r->role == ROLE_URING) {
+			snprintf(in, sz, "%s/io_uring_submit_req", kind);
+			snprintf(out, sz, "%s/io_uring_complete", kind);
 		} else if (r->role == ROLE_RAW_SYSCALLS) {
 			snprintf(in, sz, "%s/sys_enter", kind);
 			snprintf(out, sz, "%s/sys_exit", kind);
@@ -89,6 +97,8 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	cr_assert_not_null(progtab_role(&pt, ROLE_FOLLOW, METHOD_RAW_TP));
 	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_TP_BTF));
 	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_RAW_TP));
+	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_RAW_TP));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
@@ -105,7 +115,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_not_null(r->entry, "ref %u has no program", i);
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
-		if (r->role == ROLE_BLK) {
+		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
 			continue;

@@ -293,6 +293,8 @@ static inline void fake_kernel_init(struct fake_kernel *fk, enum fake_profile p)
 	fake_add_tp(fk, "block", "block_rq_issue");
 	fake_add_tp(fk, "block", "block_rq_complete");
 	fake_add_tp(fk, "block", "block_bio_queue");
+	fake_add_tp(fk, "io_uring", "io_uring_submit_req");
+	fake_add_tp(fk, "io_uring", "io_uring_complete");
 
 	fk->caps = (struct kcaps){
 		.btf = true,
@@ -307,6 +309,8 @@ static inline void fake_kernel_init(struct fake_kernel *fk, enum fake_profile p)
 	};
 	switch (p) {
 	case FAKE_DEBIAN61:
+		/* 6.1: io_uring_complete(ctx, req, user_data, res, cflags, ...) */
+		fk->caps.uring_complete_fields = true;
 		break;
 	case FAKE_KPROBES:
 		fk->caps.fentry = false;

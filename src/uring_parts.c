@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include "layers.h"
+#include "report.h"
+#include "uring_parts.h"
+
+static const char *const part_names[NR_URING_PARTS] = {
+#define URING_PART(id, name) [id] = #name,
+#include "cells.def"
+};
+
+const char *uring_part_name(unsigned int part)
+{
+	return part < NR_URING_PARTS ? part_names[part] : "?";
+}
+
+void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
+		      const struct uring_split *prev)
+{
+	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
+		struct call_totals *t = &d->ops[op];
+
+		t->count = cur->ops[op].count - prev->ops[op].count;
+		t->total_ns = cur->ops[op].total_ns - prev->ops[op].total_ns;
+		t->blk_requests = 0;
+		t->blk_bytes = 0;
+		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
+			struct cell_hist *h = &d->parts[op][p];
+
+			cell_diff(h, &cur->parts[op][p], &prev->parts[op][p]);
+			/* Requests where the part took no time: zeros. */
+			if (h->count < t->count) {
+				h->buckets[0] += t->count - h->count;
+				h->count = t->count;
+				h->min_ns = 0;
+			}
+		}
+	}
+}
+
+static double to_unit(uint64_t ns, enum unit unit)
+{
+	return ns_to_unit(ns, unit);
+}
+
+void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit)
+{
+	bool header = false;
+
+	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
+		const struct call_totals *t = &s->ops[op];
+
+		if (!t->count)
+			continue;
+		if (!header)
+			fprintf(out,
+				"\nio_uring requests, where the time goes (times in %s; "
+				"the parts of each request add up to its latency):\n",
+				unit_name(unit));
+		header = true;
+		fprintf(out, "%-8s %-7s %10llu requests, avg %.1f:", "io_uring",
+			op_name(LAYER_IO_URING, op), (unsigned long long)t->count,
+			to_unit(t->total_ns / t->count, unit));
+		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
+			const struct cell_hist *h = &s->parts[op][p];
+
+			fprintf(out, "%s %s %.1f%% (p50 %.1f, p99 %.1f)", p ? "," : "",
+				uring_part_name(p),
+				t->total_ns ? 100.0 * (double)h->sum_ns / (double)t->total_ns : 0.0,
+				to_unit(cell_percentile(h, 50), unit),
+				to_unit(cell_percentile(h, 99), unit));
+		}
+		fputc('\n', out);
+	}
+}
+
+json_object *uring_split_json(const struct uring_split *s)
+{
+	json_object *all = json_object_new_array();
+
+	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
+		json_object *o = json_object_new_object(), *parts = json_object_new_array();
+
+		json_object_object_add(o, "op",
+				       json_object_new_string(op_name(LAYER_IO_URING, op)));
+		json_object_object_add(o, "count", json_object_new_uint64(s->ops[op].count));
+		json_object_object_add(o, "total_ns", json_object_new_uint64(s->ops[op].total_ns));
+		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
+			const struct cell_hist *h = &s->parts[op][p];
+			json_object *j = json_object_new_object();
+
+			json_object_object_add(j, "part",
+					       json_object_new_string(uring_part_name(p)));
+			json_object_object_add(j, "sum_ns", json_object_new_uint64(h->sum_ns));
+			json_object_object_add(j, "p50_ns",
+					       json_object_new_uint64(cell_percentile(h, 50)));
+			json_object_object_add(j, "p99_ns",
+					       json_object_new_uint64(cell_percentile(h, 99)));
+			json_object_array_add(parts, j);
+		}
+		json_object_object_add(o, "parts", parts);
+		json_object_array_add(all, o);
+	}
+	return all;
+}

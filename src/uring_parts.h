@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where the time of io_uring requests goes (bpf/uring.bpf.c): per op the
+ * requests and their total time, and per part (cells.def: inline, io-wq,
+ * poll) a histogram of its time per request. The parts of every request
+ * add up to its latency, so per op they add up to the total.
+ */
+#ifndef URING_PARTS_H
+#define URING_PARTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <json-c/json.h>
+#include "hist.h"
+#include "opts.h"
+
+struct uring_split {
+	struct call_totals ops[NR_URING_OPS];
+	/* Requests with the part > 0; report_build adds the rest as zeros. */
+	struct cell_hist parts[NR_URING_OPS][NR_URING_PARTS];
+};
+
+const char *uring_part_name(unsigned int part);
+
+/* d = cur - prev, the requests where a part took no time added as zeros. */
+void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
+		      const struct uring_split *prev);
+
+/*
+ * Text: per op with requests, "io_uring read: 6000 requests, avg 45.1 us:
+ * inline 100.0% (p50 43.0, p99 80.2)...", times in unit (a unit_name()).
+ */
+void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit);
+
+/* JSON: [{"op", "count", "total_ns", "parts": [{"part", "sum_ns", "p50_ns",
+ * "p99_ns"}]}], every op. */
+json_object *uring_split_json(const struct uring_split *s);
+
+#endif /* URING_PARTS_H */
