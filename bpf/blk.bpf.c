@@ -101,13 +101,9 @@ static __always_inline __u32 rq_flags(__u32 f)
 	return out;
 }
 
-/* The current thread's slots when a call of the root layer is open in it. */
-static __always_inline struct thread_starts *current_call(bool btf)
+/* A thread's slots when a call of the root layer is open in it. */
+static __always_inline struct thread_starts *call_of(struct thread_starts *ts)
 {
-	struct task_struct *task =
-	    btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
-	struct thread_starts *ts = slots_of(task, btf);
-
 	if (!ts)
 		return NULL;
 	if (split_calls)
@@ -171,10 +167,16 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	__u64 id = bpf_get_current_pid_tgid();
 	struct rq_start v = {};
 	bool wanted = task_wanted(id);
-	struct thread_starts *call = NULL;
+	bool calls = split_calls || events_on || nr_files;
+	struct thread_starts *mine = NULL, *call = NULL;
 
-	if (wanted && (split_calls || events_on || nr_files))
-		call = current_call(btf);
+	/* A journal thread's requests are its commit's, whoever is traced. */
+	if (journal_on || (wanted && calls))
+		mine = current_slots(btf);
+	if (mine && journal_on)
+		journal_count(mine, rq, btf);
+	if (wanted && calls)
+		call = call_of(mine);
 	/* --file: only requests of calls on those files (an open is not yet). */
 	if (nr_files && (!call || call->file_pending))
 		wanted = false;
@@ -367,25 +369,41 @@ struct bio___bi_disk {
  * go to the call here. Only with parts or events (the planner attaches it
  * then).
  */
-static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
+/* -d: is the bio for another disk than the one traced? */
+static __always_inline bool bio_filtered_out(struct bio *bio)
 {
-	struct thread_starts *call;
 	struct gendisk *disk;
 
-	if (!task_wanted(bpf_get_current_pid_tgid()))
+	if (!filter_dev)
+		return false;
+	if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
+		disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
+	else
+		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+	return !disk ||
+	       KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor)) != targ_dev;
+}
+
+static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
+{
+	struct thread_starts *call, *mine = NULL;
+	bool wanted = task_wanted(bpf_get_current_pid_tgid());
+
+	if (!wanted && !journal_on)
 		return 0;
-	call = current_call(btf);
+	mine = current_slots(btf);
+	/*
+	 * A journal thread's commit writes its log blocks one buffer at a
+	 * time, merged into few requests after their first sighting: their
+	 * bytes are the commit's (journal_count).
+	 */
+	if (journal_on && mine && mine->jbd2_state == JBD2_COMMITTING && !bio_filtered_out(bio))
+		mine->journal_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+	call = wanted ? call_of(mine) : NULL;
 	if (!call || (nr_files && call->file_pending))
 		return 0;
-	if (filter_dev) {
-		if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
-			disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
-		else
-			disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
-		if (!disk ||
-		    KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor)) != targ_dev)
-			return 0;
-	}
+	if (bio_filtered_out(bio))
+		return 0;
 	call->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
 	return 0;
 }

@@ -81,6 +81,47 @@ static __always_inline void count_call_flush(struct thread_starts *ts, struct re
 }
 
 /*
+ * Device flushes a request asks for, on a disk with a write-back cache:
+ * one before it (PREFLUSH), and one after it for FUA data where the disk
+ * has no FUA (BLK_FEAT_FUA, bit 1 of queue_limits.features since 6.11;
+ * blk_flush_policy() sends a post-flush then). A jbd2 commit block asks
+ * for both: on a loop device, two device flushes per commit.
+ */
+static __always_inline __u32 rq_flushes_asked(struct request *rq, __u32 cmd_flags)
+{
+	__u32 n = 0;
+
+	if (!rq_waits_for_flush(rq, cmd_flags))
+		return 0;
+	n++;
+	if ((cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA))) &&
+	    !(BPF_CORE_READ(rq, q, limits.features) & 2) && BPF_CORE_READ(rq, __data_len))
+		n++;
+	return n;
+}
+
+/*
+ * A request first seen in a journal thread within a commit: the commit's
+ * (counted for the calls that wait for it, why.bpf.c), each device flush
+ * it asks for as one more request, as a call counts its own. Its bytes
+ * grow as bios merge into it (journal_bio_merged). -d leaves other disks
+ * out.
+ */
+static __always_inline void journal_count(struct thread_starts *j, struct request *rq, bool btf)
+{
+	__u32 flushes;
+
+	if (!journal_on || j->jbd2_state != JBD2_COMMITTING)
+		return;
+	if (filter_dev && rq_dev(rq, btf) != targ_dev)
+		return;
+	flushes = rq_flushes_asked(rq, rq_cmd_flags(rq, btf));
+	j->journal_requests += 1 + flushes;
+	j->journal_flushes += flushes;
+	j->journal_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+}
+
+/*
  * The request a device flush was sent for: the first on the flush queue
  * it serves. blk_kick_flush() toggles flush_pending_idx when it sends the
  * flush; the requests it serves stay on flush_queue[flush_running_idx]

@@ -43,15 +43,43 @@ static inline __u64 parts_charge(struct thread_starts *ts, __u64 now)
 {
 	__u32 part = ts->off ? (__u32)ts->off - 1 : ts->inner;
 	__u64 last = ts->last_ns; /* read once: the subtraction sees what was compared */
+	__u32 kind = (__u32)ts->lock_kind - 1;
 
 	if (!parts_open(ts))
 		return now;
 	if (now <= last)
 		return last;
+	/* Inside a lock contention every wait but one for a CPU is the lock's. */
+	if (ts->lock_kind && part != PART_RUNQUEUE) {
+		part = PART_LOCK;
+		if (kind < NR_LOCK_KINDS)
+			ts->lock_ns[kind] += now - last;
+	}
 	if (part < NR_PARTS)
 		ts->part_ns[part] += now - last;
 	ts->last_ns = now;
 	return now;
+}
+
+/* What a call counts besides its parts, zeroed as a root call begins. */
+static inline void parts_reset_counts(struct thread_starts *ts)
+{
+	for (__u32 i = 0; i < NR_PARTS; i++)
+		ts->part_ns[i] = 0;
+	for (__u32 i = 0; i < NR_LOCK_KINDS; i++)
+		ts->lock_ns[i] = 0;
+	ts->lock_addr = 0;
+	ts->lock_kind = 0;
+	ts->blk_requests = 0;
+	ts->blk_bytes = 0;
+	ts->journal_requests = 0;
+	ts->journal_flushes = 0;
+	ts->journal_bytes = 0;
+	ts->commit_thread = 0;
+	ts->commit_seq = 0;
+	ts->cache_miss_pages = 0;
+	ts->readahead_pages = 0;
+	ts->ra_req_end = 0;
 }
 
 /*
@@ -65,10 +93,7 @@ static inline __u64 parts_enter(struct thread_starts *ts, __u32 layer, __u64 now
 	if (layer >= NR_CALL_LAYERS)
 		return now;
 	if (!parts_open(ts) || layer <= ts->root) {
-		for (__u32 i = 0; i < NR_PARTS; i++)
-			ts->part_ns[i] = 0;
-		ts->blk_requests = 0;
-		ts->blk_bytes = 0;
+		parts_reset_counts(ts);
 		ts->root = (__u8)layer;
 		ts->inner = (__u8)layer;
 		ts->off = 0;
@@ -98,6 +123,7 @@ static inline int parts_exit(struct thread_starts *ts, __u32 layer, __u64 *now)
 	ts->off = 0;
 	if (layer == ts->root) {
 		ts->inner = NO_LAYER;
+		ts->lock_kind = 0; /* a contention_end lost: it ends with the call */
 		return 1;
 	}
 	/*
@@ -131,6 +157,42 @@ static inline void parts_wakeup(struct thread_starts *ts, __u64 now)
 		return;
 	parts_charge(ts, now);
 	ts->off = PART_RUNQUEUE + 1;
+}
+
+/*
+ * The thread, on CPU inside a call, begins to contend for the lock at
+ * addr. A contention inside one (a spinlock that guards a sleeping lock's
+ * wait list; a mutex that stops spinning to sleep begins again) is part
+ * of the outer one, which only its own end closes.
+ */
+static inline void parts_lock_begin(struct thread_starts *ts, __u64 now, __u64 addr, __u32 kind)
+{
+	if (!parts_open(ts) || ts->lock_kind || kind >= NR_LOCK_KINDS)
+		return;
+	parts_charge(ts, now);
+	ts->lock_addr = addr;
+	ts->lock_kind = (__u8)(kind + 1);
+}
+
+/* The contention for the lock at addr ended (taken, or given up). */
+static inline void parts_lock_end(struct thread_starts *ts, __u64 now, __u64 addr)
+{
+	if (!parts_open(ts) || !ts->lock_kind || ts->lock_addr != addr)
+		return;
+	parts_charge(ts, now);
+	ts->lock_kind = 0;
+	ts->lock_addr = 0;
+}
+
+/*
+ * The journal's thread wakes the thread from a sleep not otherwise named
+ * (blocked): the sleep was a wait for the journal (a commit, or a
+ * transaction's credits). Its time is charged at the wakeup that follows.
+ */
+static inline void parts_journal_wake(struct thread_starts *ts)
+{
+	if (parts_open(ts) && ts->off == PART_BLOCKED + 1)
+		ts->off = PART_JOURNAL + 1;
 }
 
 /* The thread runs again. */

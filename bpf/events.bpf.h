@@ -143,6 +143,13 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->blk_bytes = ts->blk_bytes;
 	e->blk_max_ns = 0;
 	e->blk_max_dev = 0;
+	e->journal_requests = ts->journal_requests;
+	e->journal_flushes = ts->journal_flushes;
+	e->journal_bytes = ts->journal_bytes;
+	e->cache_miss_pages = ts->cache_miss_pages;
+	e->readahead_pages = ts->readahead_pages;
+	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
+		e->lock_ns[k] = split_calls ? ts->lock_ns[k] : 0;
 	cb = ts->blk_requests ? bpf_map_lookup_elem(&call_blk, &tid) : NULL;
 	if (cb && cb->call_ns == start) {
 		e->blk_max_ns = cb->max_ns;
@@ -174,7 +181,6 @@ static __always_inline void emit_slice(__u32 tid, __u64 call_ns, __u32 what, __u
 	e->kind = EV_SLICE;
 	e->what = (__u8)what;
 	e->op = (__u8)op;
-	e->pad = 0;
 	e->tid = tid;
 	e->call_ns = call_ns;
 	e->start_ns = start;

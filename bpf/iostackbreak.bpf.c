@@ -38,7 +38,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* The programs, by layer or source. */
 #include "syscall.bpf.c"  /* system call layer */
 #include "fs.bpf.c"	  /* vfs and file systems */
-#include "offcpu.bpf.c"	  /* off-CPU parts: sched_switch, sched_wakeup */
+#include "why.bpf.c"	  /* lock and journal parts, page cache pages */
+#include "offcpu.bpf.c"	  /* off-CPU parts: sched_switch, sched_waking */
 #include "proctree.bpf.c" /* children of traced processes */
 #include "uring.bpf.c"	  /* io_uring requests */
 #include "blk.bpf.c"	  /* block layer */

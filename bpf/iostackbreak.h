@@ -187,8 +187,31 @@ enum part {
 	PART_IO_WAIT = NR_CALL_LAYERS, /* asleep in io_schedule (task->in_iowait) */
 	PART_BLOCKED,		       /* any other sleep: locks, wait queues */
 	PART_RUNQUEUE,		       /* runnable, not running: preempted */
+	/*
+	 * Between lock:contention_begin and contention_end (5.19+), on CPU
+	 * (spinning) or asleep: taken out of the layer's self time and of
+	 * io_wait or blocked, never out of runqueue.
+	 */
+	PART_LOCK,
+	/* A sleep the journal's thread (jbd2) ended: a commit, or a
+	 * transaction's credits. */
+	PART_JOURNAL,
 	NR_PARTS,
 };
+
+/* The kinds of lock in the lock part, from contention_begin's flags. */
+enum lock_kind {
+	LOCK_MUTEX,	  /* LCB_F_MUTEX (rt_mutex too) */
+	LOCK_RWSEM_READ,  /* LCB_F_READ: rwsem, percpu-rwsem */
+	LOCK_RWSEM_WRITE, /* LCB_F_WRITE */
+	LOCK_OTHER,	  /* spinlocks, rwlocks, anything else */
+	NR_LOCK_KINDS,
+};
+
+/* A jbd2 thread's slot: where its commit is (see journal.bpf.h). */
+#define JBD2_NONE 0
+#define JBD2_COMMITTING 1
+#define JBD2_COMMITTED 2
 #define NO_LAYER 0xff
 
 /* Open calls of one thread, one slot per layer (nested layers coexist). */
@@ -209,6 +232,28 @@ struct thread_starts {
 	__u64 file;  /* its struct file (a kernel address); 0: unknown */
 	__u64 pos;   /* the position it used; NO_POS: none (open, fsync) */
 	__u64 bytes; /* the size it asked for */
+	/* The lock part: the contention in progress (0: none), time by kind. */
+	__u64 lock_addr;
+	__u64 lock_ns[NR_LOCK_KINDS];
+	__u8 lock_kind; /* enum lock_kind + 1; 0: not in a contention */
+	/*
+	 * A jbd2 thread's own slot: JBD2_* of its commit. Its journal_*
+	 * fields below then count the commit's requests; commit_seq numbers
+	 * its commits. In a call's slot, journal_* count the requests of the
+	 * commits the call waited for, and commit_thread/commit_seq name the
+	 * last one counted (a commit is counted once per call).
+	 */
+	__u8 jbd2_state;
+	__u32 commit_thread;
+	__u32 commit_seq;
+	__u32 journal_requests; /* the commit's, a device flush included */
+	__u32 journal_flushes;
+	__u64 journal_bytes;
+	/* Pages the call added to the page cache, and those of them past
+	 * the range the readahead tracepoints said the call asked for. */
+	__u64 cache_miss_pages;
+	__u64 readahead_pages;
+	__u64 ra_req_end; /* first page index past the asked range; 0: none seen */
 };
 
 #define NO_POS (~0ULL)
@@ -282,6 +327,12 @@ struct call_event {
 	/* An io_uring request (layer io_uring): its IORING_OP_*; part_ns[]
 	 * then holds its parts by enum uring_part. 0 for other layers. */
 	__u32 opcode;
+	__u32 journal_requests; /* by the journal commits it waited for */
+	__u32 journal_flushes;
+	__u64 journal_bytes;
+	__u64 cache_miss_pages;
+	__u64 readahead_pages;
+	__u64 lock_ns[NR_LOCK_KINDS]; /* the lock part by kind */
 	char comm[COMM_LEN];
 	char file[FILE_NAME_LEN];
 };
@@ -336,6 +387,14 @@ struct call_totals {
 	__u64 total_ns; /* = the sum of every part, by construction */
 	__u64 blk_requests;
 	__u64 blk_bytes;
+	/* By the journal commits the calls waited for (each commit once per
+	 * call that waited for it). */
+	__u64 journal_requests;
+	__u64 journal_flushes;
+	__u64 journal_bytes;
+	__u64 cache_miss_pages;
+	__u64 readahead_pages;
+	__u64 lock_ns[NR_LOCK_KINDS];
 };
 
 /* A block request between its first sighting and its completion. */

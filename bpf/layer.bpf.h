@@ -91,8 +91,7 @@ have_slot:
 	if (split_calls) {
 		now = parts_enter(ts, layer, now);
 	} else if (events_on && layer == root_layer) {
-		ts->blk_requests = 0;
-		ts->blk_bytes = 0;
+		parts_reset_counts(ts);
 	}
 	slot_begin(ts, layer, nest, now);
 	return 0;
@@ -125,6 +124,13 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 	t->total_ns += delta;
 	t->blk_requests += ts->blk_requests;
 	t->blk_bytes += ts->blk_bytes;
+	t->journal_requests += ts->journal_requests;
+	t->journal_flushes += ts->journal_flushes;
+	t->journal_bytes += ts->journal_bytes;
+	t->cache_miss_pages += ts->cache_miss_pages;
+	t->readahead_pages += ts->readahead_pages;
+	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
+		t->lock_ns[k] += ts->lock_ns[k];
 	for (__u32 p = 0; p < NR_PARTS; p++)
 		if (ts->part_ns[p])
 			hist_add(&call_parts, op * NR_PARTS + p, ts->part_ns[p]);

@@ -93,6 +93,15 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		bpf_program__set_autoload(p, false);
 	if (offcpu)
 		load_pair(progtab_role(&t->progs, ROLE_OFFCPU, shared));
+	if (plan->why[WHY_LOCK])
+		load_pair(progtab_role(&t->progs, ROLE_LOCK, shared));
+	if (plan->why[WHY_JOURNAL]) {
+		load_pair(progtab_role(&t->progs, ROLE_JOURNAL, shared));
+	}
+	if (plan->why[WHY_CACHE])
+		load_pair(progtab_role(&t->progs, ROLE_CACHE, METHOD_TRACEPOINT));
+	if (plan->why[WHY_READAHEAD])
+		load_pair(progtab_role(&t->progs, ROLE_READAHEAD, METHOD_TRACEPOINT));
 	if (follow)
 		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
@@ -318,7 +327,7 @@ static int attach_follow(struct tracer *t, const struct targets *tg, bool seed, 
 	return 0;
 }
 
-/* sched_switch and sched_wakeup, for the off-CPU parts of calls: before the
+/* sched_switch and sched_waking, for the off-CPU parts of calls: before the
  * layers, so that no call opens without them. */
 static int attach_offcpu(struct tracer *t, bool btf, char *err, size_t errsz)
 {
@@ -328,10 +337,60 @@ static int attach_offcpu(struct tracer *t, bool btf, char *err, size_t errsz)
 
 	if (ret)
 		snprintf(err, errsz,
-			 "cannot attach to sched_switch/sched_wakeup (%s) for the off-CPU parts: "
+			 "cannot attach to sched_switch/sched_waking (%s) for the off-CPU parts: "
 			 "%s; run with --no-offcpu",
 			 btf ? "tp_btf" : "raw_tp", strerror(-ret));
 	return ret;
+}
+
+static int attach_lone(struct tracer *t, struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l)
+		return -errno;
+	return keep_link(t, l);
+}
+
+/*
+ * The lock and journal parts and the page cache counts (bpf/why.bpf.c):
+ * with the off-CPU parts, before the layers. The journal's end first, so
+ * no commit is left open by us.
+ */
+static int attach_why(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	static const struct {
+		enum why why;
+		enum prog_role role;
+		const char *what;
+	} roles[] = {
+		{ WHY_LOCK, ROLE_LOCK, "lock:contention_begin/end" },
+		{ WHY_JOURNAL, ROLE_JOURNAL, "jbd2:jbd2_start_commit/end_commit" },
+		{ WHY_CACHE, ROLE_CACHE, "filemap:mm_filemap_add_to_page_cache" },
+		{ WHY_READAHEAD, ROLE_READAHEAD, "readahead:page_cache_sync_ra/async_ra" },
+	};
+	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
+
+	for (unsigned int i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		bool tp = roles[i].role == ROLE_CACHE || roles[i].role == ROLE_READAHEAD;
+		const struct prog_ref *r;
+		int ret;
+
+		if (!plan->why[roles[i].why])
+			continue;
+		r = progtab_role(&t->progs, roles[i].role, tp ? METHOD_TRACEPOINT : shared);
+		if (r->exit)
+			ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry,
+					  NULL);
+		else
+			ret = attach_lone(t, r->entry);
+		if (ret) {
+			snprintf(err, errsz, "cannot attach to %s (%s): %s; run with --no-offcpu",
+				 roles[i].what, method_name(r->method), strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
 }
 
 /* The block layer: completion first, so no request is left open by us. */
@@ -503,6 +562,8 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 	    attach_follow(t, tg, cfg->children, plan->btf, err, errsz))
 		return -1;
 	if (plan->split_layer >= 0 && cfg->offcpu && attach_offcpu(t, plan->btf, err, errsz))
+		return -1;
+	if (attach_why(t, plan, err, errsz))
 		return -1;
 	if (blk && attach_blk(t, plan, err, errsz))
 		return -1;

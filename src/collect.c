@@ -48,12 +48,12 @@ static int read_calls(struct tracer *t, struct snapshot *snap, int ncpu)
 			ret = -errno;
 			break;
 		}
-		for (int cpu = 0; cpu < ncpu; cpu++) {
-			sum->count += ct[cpu].count;
-			sum->total_ns += ct[cpu].total_ns;
-			sum->blk_requests += ct[cpu].blk_requests;
-			sum->blk_bytes += ct[cpu].blk_bytes;
-		}
+		/* Every field a count or a sum: added as they come. */
+		_Static_assert(sizeof(struct call_totals) % sizeof(__u64) == 0,
+			       "call_totals: __u64 fields only");
+		for (int cpu = 0; cpu < ncpu; cpu++)
+			for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+				((__u64 *)sum)[i] += ((const __u64 *)&ct[cpu])[i];
 		for (__u32 part = 0; part < NR_PARTS; part++) {
 			__u32 idx = op * NR_PARTS + part;
 

@@ -143,8 +143,35 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 				unit_name(c->unit), disk);
 		}
 	}
+	if (e->journal_requests)
+		fprintf(out,
+			"; %u req (%u flush) %" PRIu64 " B by the journal commit it waited for",
+			e->journal_requests, e->journal_flushes, (uint64_t)e->journal_bytes);
+	if (e->cache_miss_pages)
+		fprintf(out, " cache miss %" PRIu64 " pages (%" PRIu64 " read ahead)",
+			(uint64_t)e->cache_miss_pages, (uint64_t)e->readahead_pages);
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
+}
+
+/* The journal commits the call waited for, its pages, its lock part by kind. */
+static void event_why_json(json_object *o, const struct event_ctx *c, const struct call_event *e)
+{
+	json_object *journal = json_object_new_object(), *kinds = NULL;
+
+	json_object_object_add(journal, "requests", json_object_new_uint64(e->journal_requests));
+	json_object_object_add(journal, "flushes", json_object_new_uint64(e->journal_flushes));
+	json_object_object_add(journal, "bytes", json_object_new_uint64(e->journal_bytes));
+	json_object_object_add(o, "journal_blk", journal);
+	json_object_object_add(o, "cache_miss_pages", json_object_new_uint64(e->cache_miss_pages));
+	json_object_object_add(o, "readahead_pages", json_object_new_uint64(e->readahead_pages));
+	if (c->parts && part_traced(c->plan, c->offcpu, e->op, PART_LOCK)) {
+		kinds = json_object_new_object();
+		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
+			json_object_object_add(kinds, lock_kind_name(k),
+					       json_object_new_uint64(e->lock_ns[k]));
+	}
+	json_object_object_add(o, "lock_ns_by_kind", kinds);
 }
 
 json_object *event_json(const struct event_ctx *c, const struct call_event *e, size_t size)
@@ -205,6 +232,7 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 		json_object_object_add(blk, "disk", NULL);
 	}
 	json_object_object_add(o, "blk", blk);
+	event_why_json(o, c, e);
 	json_object_object_add(o, "inode", e->ino ? json_object_new_uint64(e->ino) : NULL);
 	return o;
 }

@@ -117,6 +117,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->uring_complete_fields = plan->uring_complete_fields;
 	ro->uring_split = plan->uring_parts;
 	ro->use_task_storage = task_storage;
+	ro->journal_on = plan->why[WHY_JOURNAL];
 	set_syscall_numbers(ro, plan);
 
 	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */

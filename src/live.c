@@ -291,6 +291,10 @@ static char part_letter(unsigned int part)
 		return 'b';
 	case PART_RUNQUEUE:
 		return 'r';
+	case PART_LOCK:
+		return 'l';
+	case PART_JOURNAL:
+		return 'j';
 	default:
 		return (char)(layer_name(part)[0] - 'a' + 'A');
 	}

@@ -382,6 +382,7 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	}
 	plan->root_layer = plan_root_layer(plan);
 	plan->split_layer = cfg->split_calls ? plan->root_layer : -1;
+	plan_why(caps, cfg, plan);
 }
 
 unsigned int plan_failed_layers(const struct plan *plan, const struct config *cfg)
@@ -499,6 +500,7 @@ void plan_print(const struct plan *plan, FILE *out)
 	}
 	if (plan->bpf_skips_pid1)
 		fprintf(out, "%s\n", BPF_SKIPS_PID1_NOTE);
+	plan_why_print(plan, out);
 }
 
 static int plan_root_layer(const struct plan *plan)

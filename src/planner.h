@@ -53,6 +53,15 @@ struct cell_plan {
 	char why[400];				 /* sources passed over, and why */
 };
 
+/* What the tracepoints of bpf/why.bpf.c add to split calls. */
+enum why {
+	WHY_LOCK,      /* the lock part: lock:contention_begin/end */
+	WHY_JOURNAL,   /* the journal part: jbd2:jbd2_start_commit/end_commit */
+	WHY_CACHE,     /* cache_miss_pages: filemap:mm_filemap_add_to_page_cache */
+	WHY_READAHEAD, /* readahead_pages: readahead:page_cache_sync_ra/async_ra */
+	NR_WHYS,
+};
+
 struct plan {
 	struct cell_plan cells[NR_LAYERS][NR_OPS];
 	/* Block layer programs, shared by all its ops. */
@@ -73,6 +82,14 @@ struct plan {
 	 */
 	int root_layer;
 	int split_layer;
+	/*
+	 * Why a split call waited, and its pages (bpf/why.bpf.c): each of the
+	 * lock part, the journal part, the page cache pages and readahead
+	 * pages, with its tracepoints present and the off-CPU parts on; else
+	 * false, and plan_print says why.
+	 */
+	bool why[NR_WHYS];
+	const char *why_not[NR_WHYS];
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */
@@ -105,5 +122,11 @@ const char *method_name(enum attach_method method);
 
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);
+
+/* Sets plan->why from the kernel's tracepoints (planner_why.c). */
+void plan_why(const struct kcaps *caps, const struct config *cfg, struct plan *plan);
+
+/* --plan's lines for them: what each attaches to, or why it does not. */
+void plan_why_print(const struct plan *plan, FILE *out);
 
 #endif /* PLANNER_H */

@@ -61,11 +61,11 @@ static const struct {
 	  LAYER_NONE,
 	  { PROG(tb_fork), PROG(tb_exit) },
 	  { PROG(rt_fork), PROG(rt_exit) } },
-	/* entry: sched_switch; exit: sched_wakeup (a pair only in name) */
+	/* entry: sched_switch; exit: sched_waking (a pair only in name) */
 	{ ROLE_OFFCPU,
 	  LAYER_NONE,
-	  { PROG(tb_switch), PROG(tb_wakeup) },
-	  { PROG(rt_switch), PROG(rt_wakeup) } },
+	  { PROG(tb_switch), PROG(tb_waking) },
+	  { PROG(rt_switch), PROG(rt_waking) } },
 	/* entry: io_uring_submit_req; exit: io_uring_complete */
 	{ ROLE_URING,
 	  LAYER_IO_URING,
@@ -77,6 +77,14 @@ static const struct {
 	  LAYER_IO_URING,
 	  { PROG(tb_uring_poll), PROG(tb_uring_task_add) },
 	  { PROG(rt_uring_poll), PROG(rt_uring_task_add) } },
+	{ ROLE_LOCK,
+	  LAYER_NONE,
+	  { PROG(tb_lock_begin), PROG(tb_lock_end) },
+	  { PROG(rt_lock_begin), PROG(rt_lock_end) } },
+	{ ROLE_JOURNAL,
+	  LAYER_NONE,
+	  { PROG(tb_commit_start), PROG(tb_commit_end) },
+	  { PROG(rt_commit_start), PROG(rt_commit_end) } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,
@@ -116,6 +124,10 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 		add_ref(pt, shared_progs[i].role, shared_progs[i].layer, METHOD_RAW_TP,
 			at(skel, shared_progs[i].raw[0]), at(skel, shared_progs[i].raw[1]));
 	}
+	/* Classic tracepoints: their records name what they say on any kernel. */
+	add_ref(pt, ROLE_CACHE, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_cache_add)), NULL);
+	add_ref(pt, ROLE_READAHEAD, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_ra_sync)),
+		at(skel, PROG(tp_ra_async)));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		add_ref(pt, ROLE_BLK, LAYER_BLK, METHOD_TP_BTF, at(skel, blk_progs[tp].btf), NULL)
 		    ->blk_tp = (enum blk_tp)tp;

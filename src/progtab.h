@@ -24,6 +24,10 @@ enum prog_role {
 	ROLE_URING,	   /* io_uring submit/complete: every io_uring cell */
 	ROLE_URING_PUNT,   /* io_uring_queue_async_work: the io-wq part */
 	ROLE_URING_POLL,   /* io_uring_poll_arm/task_add: the poll part */
+	ROLE_LOCK,	   /* contention_begin/end: the lock part */
+	ROLE_JOURNAL,	   /* jbd2_start_commit/end_commit: the journal part */
+	ROLE_CACHE,	   /* mm_filemap_add_to_page_cache (tracepoint, lone) */
+	ROLE_READAHEAD,	   /* page_cache_sync_ra/async_ra (tracepoint) */
 };
 
 struct prog_ref {
@@ -38,8 +42,8 @@ struct prog_ref {
 
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
- * off-CPU, io_uring). */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 6 * 2)
+ * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 8 * 2 + 2)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS
@@ -61,7 +65,8 @@ const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 				   enum attach_method method);
 
 /* The programs of a role other than ROLE_TARGET and ROLE_BLK (a pair, or a
- * lone program in entry), for tp_btf or raw_tp. */
+ * lone program in entry), for tp_btf or raw_tp (the page cache roles:
+ * METHOD_TRACEPOINT). */
 const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role role,
 				    enum attach_method method);
 

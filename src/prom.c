@@ -5,6 +5,7 @@
  * seconds: nothing goes through a float before Prometheus parses it.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 #include "layers.h"
 #include "prom.h"
@@ -275,7 +276,7 @@ static void put_blk_errors(FILE *out, const struct report *r)
 /*
  * iostackbreak_time_seconds_total{op, part}: where the time of the root
  * layer's calls went (each traced layer's self time, io_wait, blocked,
- * runqueue), one counter per (op, part); per op they sum to the root
+ * runqueue, lock, journal), one counter per (op, part); per op they sum to the root
  * cell's _sum. rate(...{part="io_wait"}) / rate(..._sum) is the share.
  */
 static void put_time_parts(FILE *out, const struct report *r)
@@ -287,7 +288,7 @@ static void put_time_parts(FILE *out, const struct report *r)
 		return;
 	family(out, "iostackbreak_time_seconds_total", "counter",
 	       "Time of the calls of the outermost traced layer by part: a layer's self "
-	       "time on CPU, io_wait, blocked, runqueue, since start.");
+	       "time on CPU, io_wait, blocked, runqueue, lock, journal, since start.");
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
 			if (!report_has_part(r, -1, part))
@@ -297,6 +298,47 @@ static void put_time_parts(FILE *out, const struct report *r)
 			label(&l, "part", part_name(part));
 			prom_seconds(secs, sizeof(secs), r->parts[op][part].sum_ns);
 			fprintf(out, "iostackbreak_time_seconds_total{%s} %s\n", l.buf, secs);
+		}
+	}
+}
+
+/*
+ * iostackbreak_cache_miss_pages_total{op} and _readahead_pages_total{op}:
+ * pages the root layer's calls added to the page cache, and those of them
+ * read ahead; iostackbreak_journal_requests_total{op}: block requests of
+ * the journal commits the calls waited for. Each where it is traced.
+ */
+static void put_call_counts(FILE *out, const struct report *r)
+{
+	static const struct {
+		enum why why;
+		const char *name, *help;
+		size_t field;
+	} counts[] = {
+		{ WHY_CACHE, "iostackbreak_cache_miss_pages_total",
+		  "Pages the calls of the outermost traced layer added to the page cache.",
+		  offsetof(struct call_totals, cache_miss_pages) },
+		{ WHY_READAHEAD, "iostackbreak_readahead_pages_total",
+		  "Of those, pages past what each call asked for: read ahead.",
+		  offsetof(struct call_totals, readahead_pages) },
+		{ WHY_JOURNAL, "iostackbreak_journal_requests_total",
+		  "Block requests (a flush included) of the journal commits the calls waited "
+		  "for, once per call that waited.",
+		  offsetof(struct call_totals, journal_requests) },
+	};
+	struct labels l;
+
+	if (r->root_layer < 0)
+		return;
+	for (unsigned int i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		if (!r->plan->why[counts[i].why])
+			continue;
+		family(out, counts[i].name, "counter", counts[i].help);
+		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+			l.len = 0;
+			label(&l, "op", op_name(LAYER_SYSCALL, op));
+			fprintf(out, "%s{%s} %" PRIu64 "\n", counts[i].name, l.buf,
+				*(const uint64_t *)((const char *)&r->calls[op] + counts[i].field));
 		}
 	}
 }
@@ -414,6 +456,7 @@ int report_prometheus(FILE *out, const struct report *r, const struct prom_meta 
 	put_latency(out, r);
 	put_blk_errors(out, r);
 	put_time_parts(out, r);
+	put_call_counts(out, r);
 	put_left_out(out, r);
 	put_drops(out, r);
 	put_skipped(out, r);

@@ -225,6 +225,13 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->total_ns = c->total_ns - p->total_ns;
 		t->blk_requests = c->blk_requests - p->blk_requests;
 		t->blk_bytes = c->blk_bytes - p->blk_bytes;
+		t->journal_requests = c->journal_requests - p->journal_requests;
+		t->journal_flushes = c->journal_flushes - p->journal_flushes;
+		t->journal_bytes = c->journal_bytes - p->journal_bytes;
+		t->cache_miss_pages = c->cache_miss_pages - p->cache_miss_pages;
+		t->readahead_pages = c->readahead_pages - p->readahead_pages;
+		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
+			t->lock_ns[k] = c->lock_ns[k] - p->lock_ns[k];
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
 			cell_diff(&r->parts[op][part], &cur->parts[op][part],
 				  &prev->parts[op][part]);
@@ -242,8 +249,26 @@ const char *part_name(unsigned int part)
 		return "blocked";
 	case PART_RUNQUEUE:
 		return "runqueue";
+	case PART_LOCK:
+		return "lock";
+	case PART_JOURNAL:
+		return "journal";
 	default:
 		return layer_name(part);
+	}
+}
+
+const char *lock_kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case LOCK_MUTEX:
+		return "mutex";
+	case LOCK_RWSEM_READ:
+		return "rwsem_read";
+	case LOCK_RWSEM_WRITE:
+		return "rwsem_write";
+	default:
+		return "other";
 	}
 }
 
@@ -251,6 +276,10 @@ bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part
 {
 	if (part >= NR_PARTS)
 		return false;
+	if (part == PART_LOCK)
+		return plan->why[WHY_LOCK];
+	if (part == PART_JOURNAL)
+		return plan->why[WHY_JOURNAL];
 	if (part >= NR_CALL_LAYERS)
 		return offcpu;
 	if (op >= 0 && op < NR_FS_OPS)

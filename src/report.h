@@ -85,6 +85,9 @@ void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, 
 /* The name of a part: a layer's ("ext4": its self time) or a wait's. */
 const char *part_name(unsigned int part);
 
+/* The name of an enum lock_kind: "mutex", "rwsem_read", "rwsem_write", "other". */
+const char *lock_kind_name(unsigned int kind);
+
 /*
  * Is part a part of op's calls (-1: of any op's) by the plan: a wait when
  * waits are measured (offcpu), a layer's self time where the plan traces

@@ -173,6 +173,35 @@ static json_object *calls_json(const struct report *r, unsigned int op, uint64_t
 	return o;
 }
 
+/*
+ * What the calls of an op waited for and did to the page cache: the lock
+ * part by kind, the journal commits' requests, the pages (null where not
+ * traced).
+ */
+static void calls_why_json(json_object *o, const struct report *r, const struct call_totals *c)
+{
+	json_object *kinds = NULL, *journal = json_object_new_object();
+	bool cache = r->plan->why[WHY_CACHE], ra = r->plan->why[WHY_READAHEAD];
+
+	if (r->plan->why[WHY_LOCK]) {
+		kinds = json_object_new_object();
+		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
+			json_object_object_add(kinds, lock_kind_name(k),
+					       json_object_new_uint64(c->lock_ns[k]));
+	}
+	json_object_object_add(o, "lock_ns_by_kind", kinds);
+	json_object_object_add(journal, "requests", json_object_new_uint64(c->journal_requests));
+	json_object_object_add(journal, "flushes", json_object_new_uint64(c->journal_flushes));
+	json_object_object_add(journal, "bytes", json_object_new_uint64(c->journal_bytes));
+	json_object_object_add(o, "journal_blk", r->plan->why[WHY_JOURNAL] ? journal : NULL);
+	if (!r->plan->why[WHY_JOURNAL])
+		json_object_put(journal);
+	json_object_object_add(o, "cache_miss_pages",
+			       cache ? json_object_new_uint64(c->cache_miss_pages) : NULL);
+	json_object_object_add(o, "readahead_pages",
+			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
+}
+
 /* "breakdown": each op of the root layer, its calls split into parts;
  * with -P also "breakdown_by_process", the same per process. */
 static void json_calls(struct sink *s, const struct report *r)
@@ -187,6 +216,7 @@ static void json_calls(struct sink *s, const struct report *r)
 
 		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
 		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
+		calls_why_json(o, r, c);
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);

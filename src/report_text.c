@@ -425,6 +425,39 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 }
 
 /* Where the time of each op's calls went: one row per part. */
+/* The lock part by kind, the journal commits waited for, the pages added. */
+static void text_call_why(FILE *out, const struct report *r, unsigned int op)
+{
+	const struct call_totals *c = &r->calls[op];
+	uint64_t lock = r->parts[op][PART_LOCK].sum_ns;
+	const char *sep = "";
+
+	if (lock) {
+		fprintf(out, "%-7s lock: ", "");
+		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++) {
+			if (!c->lock_ns[k])
+				continue;
+			fprintf(out, "%s%s %.0f%%", sep, lock_kind_name(k),
+				100.0 * (double)c->lock_ns[k] / (double)lock);
+			sep = ", ";
+		}
+		fputc('\n', out);
+	}
+	if (c->journal_requests)
+		fprintf(out,
+			"%-7s journal: %.2f requests (%.2f flushes), %.1f KiB per call, by the "
+			"commits the calls waited for\n",
+			"", (double)c->journal_requests / (double)c->count,
+			(double)c->journal_flushes / (double)c->count,
+			(double)c->journal_bytes / 1024.0 / (double)c->count);
+	if (r->plan->why[WHY_CACHE])
+		fprintf(
+		    out,
+		    "%-7s page cache: %.2f pages added (cache misses), %.2f read ahead per call\n",
+		    "", (double)c->cache_miss_pages / (double)c->count,
+		    (double)c->readahead_pages / (double)c->count);
+}
+
 static void text_calls(struct sink *s, const struct report *r)
 {
 	const char *root = layer_name((unsigned int)r->root_layer);
@@ -476,6 +509,7 @@ static void text_calls(struct sink *s, const struct report *r)
 		fprintf(out, "%-7s blk: %.2f requests, %.1f KiB per call\n", "",
 			(double)c->blk_requests / (double)c->count,
 			(double)c->blk_bytes / 1024.0 / (double)c->count);
+		text_call_why(out, r, op);
 		if (!r->cfg->part_hists)
 			continue;
 		for (unsigned int part = 0; part < NR_PARTS; part++) {

@@ -718,10 +718,12 @@ Test(planner, print_table)
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++)
 			skipped += plan.cells[l][op].wanted && plan.cells[l][op].src == METHOD_NONE;
 	cr_assert_eq(skipped, 7, "4 vfs + 3 ext4 cells skipped");
-	cr_assert_eq(count_substr(text, "skipped:"), skipped, "one skipped: per skipped cell:\n%s",
-		     text);
-	/* One line per wanted cell, plus the header. */
-	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5, "%s", text);
+	/* Calls are not split here: the parts' lines (lock, journal, cache, ra)
+	 * say so too. */
+	cr_assert_eq(count_substr(text, "skipped:"), skipped + NR_WHYS,
+		     "one skipped: per skipped cell and part:\n%s", text);
+	/* One line per wanted cell and per part, plus the header. */
+	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS, "%s", text);
 	cr_assert_null(strstr(text, "xfs"), "xfs was not asked for:\n%s", text);
 
 	find_line(text, "syscall", "read", line, sizeof(line));
@@ -875,4 +877,51 @@ Test(planner, print_note_when_bpf_skips_pid1)
 	cr_assert_eq(count_substr(text, BPF_SKIPS_PID1_NOTE "\n"), 1, "%s", text);
 	cr_assert_not_null(strstr(text, "request_completion_missed"), "%s", text);
 	membuf_free(&m);
+}
+
+/* The lock and journal parts, and the page counts: with their tracepoints
+ * and split calls; a kernel without them (6.1 has no readahead ones, 5.15
+ * no contention ones) keeps the time in blocked, and --plan says so. */
+Test(planner, parts_follow_their_tracepoints)
+{
+	struct membuf m;
+	const char *text;
+	char line[1024];
+
+	build(FAKE_TRACEPOINTS, "syscall", METHOD_NONE);
+	cfg.split_calls = true;
+	cfg.offcpu = true;
+	fake_add_tp(&fk, "lock", "contention_begin");
+	fake_add_tp(&fk, "lock", "contention_end");
+	fake_add_tp(&fk, "jbd2", "jbd2_start_commit");
+	fake_add_tp(&fk, "jbd2", "jbd2_end_commit");
+	fake_add_tp(&fk, "block", "block_bio_backmerge");
+	fake_add_tp(&fk, "block", "block_bio_frontmerge");
+	fake_add_tp(&fk, "filemap", "mm_filemap_add_to_page_cache");
+	fake_add_tp(&fk, "readahead", "page_cache_sync_ra");
+	fake_add_tp(&fk, "readahead", "page_cache_async_ra");
+	replan();
+	for (unsigned int w = 0; w < NR_WHYS; w++)
+		cr_assert(plan.why[w], "part %u not planned", w);
+
+	fake_del_tp(&fk, "lock", "contention_end");
+	fake_del_tp(&fk, "readahead", "page_cache_async_ra");
+	replan();
+	cr_assert_not(plan.why[WHY_LOCK]);
+	cr_assert_not(plan.why[WHY_READAHEAD]);
+	cr_assert(plan.why[WHY_JOURNAL] && plan.why[WHY_CACHE]);
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	find_line(text, "parts", "lock", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "skipped: no lock:contention_begin/end"), "%s", line);
+	cr_assert_not_null(strstr(line, "blocked"), "%s", line);
+	find_line(text, "parts", "journal", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "jbd2:jbd2_start_commit,jbd2_end_commit"), "%s", line);
+	membuf_free(&m);
+
+	/* The waits need the off-CPU parts; the pages do not. */
+	cfg.offcpu = false;
+	replan();
+	cr_assert_not(plan.why[WHY_JOURNAL]);
+	cr_assert(plan.why[WHY_CACHE]);
 }

@@ -34,7 +34,12 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 
 	switch (r->method) {
 	case METHOD_TRACEPOINT:
-		if (t->kind == TARGET_SYSCALL) {
+		if (r->role == ROLE_CACHE) {
+			snprintf(in, sz, "tracepoint/filemap/mm_filemap_add_to_page_cache");
+		} else if (r->role == ROLE_READAHEAD) {
+			snprintf(in, sz, "tracepoint/readahead/page_cache_sync_ra");
+			snprintf(out, sz, "tracepoint/readahead/page_cache_async_ra");
+		} else if (t->kind == TARGET_SYSCALL) {
 			snprintf(in, sz, "tracepoint/syscalls/sys_enter_%s", t->name);
 			snprintf(out, sz, "tracepoint/syscalls/sys_exit_%s", t->name);
 		} else {
@@ -59,7 +64,7 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 			snprintf(out, sz, "%s/sched_process_exit", kind);
 		} else if (r->role == ROLE_OFFCPU) {
 			snprintf(in, sz, "%s/sched_switch", kind);
-			snprintf(out, sz, "%s/sched_wakeup", kind);
+			snprintf(out, sz, "%s/sched_waking", kind);
 		} else if (r->role == ROLE_URING_PUNT) {
 			snprintf(in, sz, "%s/io_uring_queue_async_work", kind);
 		} else if (r->role == ROLE_URING_POLL) {
@@ -68,6 +73,12 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		} else if (r->role == ROLE_URING) {
 			snprintf(in, sz, "%s/io_uring_submit_req", kind);
 			snprintf(out, sz, "%s/io_uring_complete", kind);
+		} else if (r->role == ROLE_LOCK) {
+			snprintf(in, sz, "%s/contention_begin", kind);
+			snprintf(out, sz, "%s/contention_end", kind);
+		} else if (r->role == ROLE_JOURNAL) {
+			snprintf(in, sz, "%s/jbd2_start_commit", kind);
+			snprintf(out, sz, "%s/jbd2_end_commit", kind);
 		} else if (r->role == ROLE_RAW_SYSCALLS) {
 			snprintf(in, sz, "%s/sys_enter", kind);
 			snprintf(out, sz, "%s/sys_exit", kind);
@@ -99,6 +110,12 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_RAW_TP));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_TP_BTF));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_RAW_TP));
+	for (enum prog_role role = ROLE_LOCK; role <= ROLE_JOURNAL; role++) {
+		cr_assert_not_null(progtab_role(&pt, role, METHOD_TP_BTF));
+		cr_assert_not_null(progtab_role(&pt, role, METHOD_RAW_TP));
+	}
+	cr_assert_not_null(progtab_role(&pt, ROLE_CACHE, METHOD_TRACEPOINT));
+	cr_assert_not_null(progtab_role(&pt, ROLE_READAHEAD, METHOD_TRACEPOINT));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
@@ -115,7 +132,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_not_null(r->entry, "ref %u has no program", i);
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
-		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT) {
+		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
 			continue;
