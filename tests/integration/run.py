@@ -37,11 +37,12 @@ import test_session  # noqa: E402
 import test_terminal  # noqa: E402
 import test_prometheus  # noqa: E402
 import test_uring  # noqa: E402
+import test_why  # noqa: E402
 
 TESTS = (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS + test_children.TESTS
          + test_prometheus.TESTS + test_parts.TESTS + test_events.TESTS + test_terminal.TESTS
          + test_faults.TESTS + test_fds.TESTS + test_bad_input.TESTS + test_blk_exact.TESTS
-         + test_flush.TESTS + test_uring.TESTS)
+         + test_flush.TESTS + test_uring.TESTS + test_why.TESTS)
 
 
 class TestTimeout(Exception):

@@ -75,7 +75,8 @@ def check_calls(rep):
              if "pid" not in c}
     for b in rep["breakdown"]:
         assert set(b) == {"op", "root", "count", "total_ns", "blk_requests", "blk_bytes",
-                          "parts"}, b
+                          "parts", "lock_ns_by_kind", "journal_blk", "cache_miss_pages",
+                          "readahead_pages"}, b
         root = cells[(b["root"], b["op"])]
         assert (b["count"], b["total_ns"]) == (root["count"], root["sum_ns"]), (b, root)
         assert sum(p["sum_ns"] for p in b["parts"]) == b["total_ns"], b
@@ -83,11 +84,16 @@ def check_calls(rep):
             assert set(p) == {"part", "sum_ns", "p50_ns", "p99_ns"}, p
             assert p["p50_ns"] <= p["p99_ns"], p
         names = [p["part"] for p in b["parts"]]
-        # The waits come last, all three, or none (--no-offcpu).
-        waits = [n for n in names if n in ("io_wait", "blocked", "runqueue")]
+        # The waits come last, all three, or none (--no-offcpu); then lock and
+        # journal where this kernel has their tracepoints.
+        waits = [n for n in names if n in ("io_wait", "blocked", "runqueue", "lock", "journal")]
         assert names[0] == b["root"], names
-        assert waits in ([], ["io_wait", "blocked", "runqueue"]), names
-        assert not waits or names[-3:] == waits, names
+        assert waits[:3] in ([], ["io_wait", "blocked", "runqueue"]), names
+        assert waits[3:] in ([], ["lock"], ["journal"], ["lock", "journal"]), names
+        assert not waits or names[-len(waits):] == waits, names
+        if b["lock_ns_by_kind"] is not None:
+            lock = sum(p["sum_ns"] for p in b["parts"] if p["part"] == "lock")
+            assert sum(b["lock_ns_by_kind"].values()) == lock, b
     # -P: per process the same, adding up, and matching its keyed cell.
     if "breakdown_by_process" not in rep:
         return

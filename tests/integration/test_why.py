@@ -1,0 +1,314 @@
+"""Why a call waited (issue 24) and the journal commit it waited for (issue
+29), each against a figure the kernel or the workload gives on its own:
+
+- the lock part, against the duration of the writes that held the lock;
+- the journal part and the commit's block requests, against ftrace's own
+  jbd2 events (commit start and end, jbd2_run_stats' blocks logged),
+  /proc/fs/jbd2/*/info and /proc/diskstats;
+- cache_miss_pages and readahead_pages, against the file's size, fincore
+  (util-linux, from mincore) and what POSIX_FADV_RANDOM promises."""
+
+import contextlib
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import LoopDevice, Skip, Tool, Work, cell, diskstats_writes, run
+from test_breakdown import check_report
+
+TESTS = []
+TRACEFS = "/sys/kernel/tracing"
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def calls(rep, op):
+    """The breakdown of op, with its parts by name."""
+    for b in rep["breakdown"]:
+        if b["op"] == op:
+            return b, {p["part"]: p["sum_ns"] for p in b["parts"]}
+    raise AssertionError(f"no breakdown for {op}: {rep['breakdown']}")
+
+
+@test
+def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
+    """4 KiB pwrites while another process rewrites the file in 64 MiB
+    writes, each of which holds the inode's rwsem: the small writes' time
+    is the lock part (rwsem write), close to the big writes' duration, and
+    no longer than it."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "f")
+        # The small writer starts first and outlasts the big one: every big
+        # write happens while a small write may be waiting for it.
+        small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path)
+        big = Work("-s", "64m", "-c", "pwrite", "30", path)
+        ts = Tool("-T", "syscall", "-p", str(small.pid), "--json")
+        small.go()
+        time.sleep(0.05)
+        big.go()
+        rb = big.finish()
+        rs = small.finish()
+        rep = ts.stop_json()[-1]
+    check_report(rep)
+    big_ns = int(rb["ns"])
+    b, parts = calls(rep, "write")
+    assert b["count"] == int(rs["done"]) == 1500, b
+    lock = parts["lock"]
+    kinds = b["lock_ns_by_kind"]
+    print(f"    big writes {big_ns / 1e6:.1f} ms; small writes {b['total_ns'] / 1e6:.1f} ms, "
+          f"lock {lock / 1e6:.1f} ms ({lock / big_ns:.0%} of the big writes), "
+          f"self {parts['syscall'] / 1e6:.1f} ms, blocked {parts['blocked'] / 1e6:.1f} ms, "
+          f"by kind {kinds}")
+    assert sum(parts.values()) == b["total_ns"], parts
+    assert lock <= big_ns * 1.02, f"waited {lock} ns for writes of {big_ns} ns"
+    assert lock >= big_ns * 0.6, f"waited {lock} ns for writes of {big_ns} ns"
+    assert kinds["rwsem_write"] >= 0.95 * lock, kinds
+    assert sum(kinds.values()) == lock, kinds
+    assert parts["blocked"] < 0.1 * lock, parts
+
+
+class Jbd2Trace:
+    """The journal's commits on one disk, from the kernel's own jbd2 events
+    through an ftrace instance (no BPF): start and end of each commit, and
+    jbd2_run_stats' blocks logged."""
+
+    def __init__(self, dev_t):
+        self.dir = os.path.join(TRACEFS, "instances", f"iosb-jbd2-{os.getpid()}")
+        if not os.path.isdir(os.path.join(TRACEFS, "events", "jbd2")):
+            raise Skip("no jbd2 tracepoints in tracefs")
+        os.mkdir(self.dir)
+        for ev in ("jbd2_start_commit", "jbd2_end_commit", "jbd2_run_stats"):
+            d = os.path.join(self.dir, "events", "jbd2", ev)
+            with open(os.path.join(d, "filter"), "w") as f:
+                f.write(f"dev == {dev_t}")
+            with open(os.path.join(d, "enable"), "w") as f:
+                f.write("1")
+        with open(os.path.join(self.dir, "buffer_size_kb"), "w") as f:
+            f.write("4096")
+
+    def start(self):
+        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
+            f.write("1")
+
+    def stop(self):
+        """(commits, total commit time in ns, blocks logged)."""
+        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
+            f.write("0")
+        with open(os.path.join(self.dir, "trace")) as f:
+            text = f.read()
+        assert "LOST" not in text, "ftrace lost events"
+        starts, total, commits, logged = {}, 0, 0, 0
+        for line in text.splitlines():
+            m = re.search(r"\s(\d+\.\d+): (jbd2_\w+): .*?(?:transaction|tid) (\d+)", line)
+            if not m:
+                continue
+            t, ev, tid = float(m.group(1)), m.group(2), int(m.group(3))
+            if ev == "jbd2_start_commit":
+                starts[tid] = t
+            elif ev == "jbd2_end_commit" and tid in starts:
+                total += round((t - starts.pop(tid)) * 1e9)
+                commits += 1
+            elif ev == "jbd2_run_stats":
+                logged += int(re.search(r"blocks_logged (\d+)", line).group(1))
+        return commits, total, logged
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            with open(os.path.join(self.dir, "tracing_on"), "w") as f:
+                f.write("0")
+        os.rmdir(self.dir)
+
+
+def jbd2_transactions(info):
+    with open(info) as f:
+        return int(f.readline().split()[0])
+
+
+def kernel_dev_t(name):
+    with open(f"/sys/class/block/{name}/dev") as f:
+        major, minor = (int(x) for x in f.read().split(":"))
+    return (major << 20) | minor
+
+
+@test
+def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
+    """Appends, each followed by fsync, on an ext4 with a journal
+    (data=ordered): each fsync forces a commit and waits for it. Its wait is
+    the journal part, at least the commits' own duration (ftrace's
+    jbd2_start_commit..end_commit); the commits' writes and flushes are the
+    fsyncs' (-p), equal to jbd2_run_stats' blocks logged (the commit block
+    among them), and with the fsyncs' own requests to /proc/diskstats."""
+    n = 100
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=256, name="j.img")
+        mnt = os.path.join(tmp, "m")
+        os.mkdir(mnt)
+        mounted, jt, tool = False, None, None
+        try:
+            run("mkfs.ext4", "-q", "-F", "-b", "4096", "-E",
+                "lazy_itable_init=0,lazy_journal_init=0", loop.dev, check=True)
+            run("mount", "-o", "no_prefetch_block_bitmaps,data=ordered", loop.dev, mnt,
+                check=True)
+            mounted = True
+            work = Work("-W", "-A", "-c", "fsync", str(n), os.path.join(mnt, "f"))
+            run("sync")
+            time.sleep(0.3)
+            info = glob.glob(f"/proc/fs/jbd2/{loop.name}-*/info")
+            assert info, "no /proc/fs/jbd2 entry for the journal"
+            jt = Jbd2Trace(kernel_dev_t(loop.name))
+            tool = Tool("-T", "syscall,blk", "-p", str(work.pid), "-d", loop.name, "--json")
+            tx0, ds0 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
+            jt.start()
+            work.go()
+            res = work.finish()
+            time.sleep(0.3)
+            commits, commit_ns, logged = jt.stop()
+            tx1, ds1 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
+            rep = tool.stop_json()[-1]
+            tool = None
+        finally:
+            if tool:
+                tool.stop()
+            if jt:
+                jt.close()
+            if mounted:
+                run("umount", mnt)
+            loop.close()
+    check_report(rep)
+    writes, sectors, flushes = (a - b for a, b in zip(ds1, ds0))
+    b, parts = calls(rep, "fsync")
+    j = b["journal_blk"]
+    own_w = cell(rep, "blk", "write")["count"]
+    own_f = cell(rep, "blk", "flush")["count"] if any(
+        c["layer"] == "blk" and c["op"] == "flush" for c in rep["cells"]) else 0
+    print(f"    {b['count']} fsyncs, {b['total_ns'] / 1e6:.1f} ms: journal "
+          f"{parts['journal'] / 1e6:.1f} ms, io_wait {parts['io_wait'] / 1e6:.1f} ms, "
+          f"blocked {parts['blocked'] / 1e6:.1f} ms; ftrace: {commits} commits, "
+          f"{commit_ns / 1e6:.1f} ms committing, {logged} blocks logged; jbd2 info "
+          f"{tx1 - tx0} transactions; journal blk {j}; own blk writes {own_w} flushes "
+          f"{own_f} bytes {b['blk_bytes']}; diskstats writes {writes} sectors {sectors} "
+          f"flushes {flushes}")
+    assert b["count"] == int(res["done"]) == n, b
+    assert commits == tx1 - tx0 >= n, (commits, tx1 - tx0)
+    # Each fsync sleeps before its commit starts and wakes after it ends.
+    assert parts["journal"] >= 0.9 * commit_ns, (parts, commit_ns)
+    assert parts["journal"] <= b["total_ns"], parts
+    assert parts["blocked"] < 0.05 * b["total_ns"], parts
+    # The commits' writes: the blocks logged (the commit block among them).
+    assert j["bytes"] == logged * 4096, (j, logged, commits)
+    # With the fsyncs' own requests, all the disk did in the window.
+    assert writes == own_w + j["requests"] - j["flushes"], (writes, own_w, j)
+    assert sectors * 512 == b["blk_bytes"] + j["bytes"], (sectors, b, j)
+    assert flushes == own_f + j["flushes"], (flushes, own_f, j)
+
+
+def fincore_pages(path):
+    """Pages of path in the page cache, by util-linux's fincore (mincore)."""
+    p = run("fincore", "--bytes", "--noheadings", "--output", "PAGES", path, check=True)
+    return int(p.stdout.split()[0])
+
+
+READER = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long)
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+if sys.argv[2] == "random":
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
+# A mapping only to ask mincore (PROT_READ, MAP_SHARED): it adds no page.
+base = libc.mmap(None, size, 1, 1, fd, 0)
+vec = ctypes.create_string_buffer(1)
+sys.stdout.write("READY\n")
+sys.stdout.flush()
+sys.stdin.readline()
+n = own = off = 0
+while True:
+    if off < size:
+        assert libc.mincore(ctypes.c_void_p(base + off), 4096, vec) == 0
+        own += not (vec.raw[0] & 1)
+    if not os.read(fd, 4096):
+        break
+    n += 1
+    off += 4096
+print(n, own, flush=True)
+"""
+
+
+def read_under_tool(path, mode):
+    """Reads path 4 KiB at a time under -p and --file; (report, reads, reads
+    whose own page mincore found not cached just before)."""
+    proc = subprocess.Popen([sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "READY\n"
+        tool = Tool("-T", "syscall", "-p", str(proc.pid), "--file", path, "--json")
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        reads, own = (int(x) for x in proc.stdout.readline().split())
+        proc.wait(timeout=60)
+        rep = tool.stop_json()[-1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return rep, reads, own
+
+
+@test
+def cold_reads_count_the_pages_they_add_to_the_cache():
+    """A file read after drop_caches: the reads' cache_miss_pages add up to
+    the pages fincore finds cached after (all the file's); readahead_pages
+    are those past each read's own page (so the reads that added their own
+    page, at most those whose page mincore found missing just before). Under POSIX_FADV_RANDOM (no
+    readahead) each read adds its own page: readahead_pages 0. Read again,
+    cached: 0 pages."""
+    if not shutil.which("fincore"):
+        raise Skip("fincore (util-linux) missing")
+    size = (8 << 20) + 12288 + 100  # not a whole number of pages
+    pages = (size + 4095) // 4096
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "f")
+        with open(path, "wb") as f:
+            f.write(os.urandom(size))
+            os.fsync(f.fileno())
+        figures = {}
+        for mode in ("sequential", "random"):
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3")
+            before = fincore_pages(path)
+            rep, reads, own = read_under_tool(path, mode)
+            after = fincore_pages(path)
+            check_report(rep)
+            b, _ = calls(rep, "read")
+            figures[mode] = (before, after, reads, own, b["count"], b["cache_miss_pages"],
+                             b["readahead_pages"])
+            assert before == 0, f"{mode}: {before} pages cached after drop_caches"
+            assert b["count"] == reads + 1 == pages + 1, (b["count"], reads, pages)
+            assert b["cache_miss_pages"] == after - before == pages, figures[mode]
+            # A read that added its own page found it missing in mincore just
+            # before; mincore also calls a page missing while readahead's I/O
+            # for it is in flight (not uptodate), so it bounds them only.
+            own_added = b["cache_miss_pages"] - b["readahead_pages"]
+            assert 1 <= own_added <= own, figures[mode]
+            if mode == "random":
+                assert b["readahead_pages"] == 0 and own == own_added == pages, figures[mode]
+            else:
+                assert b["readahead_pages"] > 0, figures[mode]
+        rep, reads, own = read_under_tool(path, "sequential")
+        b, _ = calls(rep, "read")
+        figures["cached"] = (reads, b["cache_miss_pages"], b["readahead_pages"])
+    print(f"    {pages} pages; (cached before, after, reads, own misses, calls, "
+          f"cache_miss_pages, readahead_pages): {figures}")
+    assert b["cache_miss_pages"] == 0 and b["readahead_pages"] == 0, figures["cached"]
