@@ -8,6 +8,7 @@ Nothing a test makes outlives it: every process, loop device, cgroup, mount
 and temporary directory registers its cleanup here (on_cleanup), and run.py
 runs them all, last made first, after each test however it ended."""
 
+import contextlib
 import json
 import os
 import re
@@ -427,6 +428,55 @@ def run(*args, timeout=60, check=False):
     if check and p.returncode:
         raise AssertionError(f"{args} exited {p.returncode}: {p.stderr}")
     return p
+
+
+class FtraceInstance:
+    """The kernel's own events on one disk through an ftrace instance of our
+    own (no BPF): an independent count. events: (category, event) pairs,
+    each filtered by field == value (filt), off until start()."""
+
+    def __init__(self, tag, events, filt):
+        tracefs = "/sys/kernel/tracing"
+        self.dir = os.path.join(tracefs, "instances", f"iosb-{tag}-{os.getpid()}")
+        for cat, _ in events:
+            if not os.path.isdir(os.path.join(tracefs, "events", cat)):
+                raise Skip(f"no tracefs {cat} events")
+        os.mkdir(self.dir)
+        for cat, ev in events:
+            d = os.path.join(self.dir, "events", cat, ev)
+            with open(os.path.join(d, "filter"), "w") as f:
+                f.write(filt)
+            with open(os.path.join(d, "enable"), "w") as f:
+                f.write("1")
+        with open(os.path.join(self.dir, "buffer_size_kb"), "w") as f:
+            f.write("8192")
+
+    def _on(self, v):
+        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
+            f.write(v)
+
+    def start(self):
+        self._on("1")
+
+    def stop(self):
+        """Stops tracing; returns what it recorded."""
+        self._on("0")
+        with open(os.path.join(self.dir, "trace")) as f:
+            text = f.read()
+        assert "LOST" not in text, "ftrace lost events: the count would be short"
+        return text
+
+    def close(self):
+        with contextlib.suppress(OSError):
+            self._on("0")
+        os.rmdir(self.dir)
+
+
+def kernel_dev_t(name):
+    """A disk's dev_t as the kernel encodes it (tracepoint fields)."""
+    with open(f"/sys/class/block/{name}/dev") as f:
+        major, minor = (int(x) for x in f.read().split(":"))
+    return (major << 20) | minor
 
 
 class LoopDevice:

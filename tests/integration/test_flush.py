@@ -16,9 +16,9 @@ import subprocess
 import tempfile
 import time
 
-from harness import LoopDevice, Skip, Tool, Work, cell, diskstats_writes, run
+from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
+                     kernel_dev_t, run)
 
-TRACEFS = "/sys/kernel/tracing"
 N = 120
 
 # name, iowork arguments (FILE is the file on the test file system), syscall
@@ -39,47 +39,18 @@ PATTERNS = [
 ]
 
 
-class DeviceFlushes:
+class DeviceFlushes(FtraceInstance):
     """Counts the device flushes the kernel completes on one disk, by its own
     tracepoint through ftrace: an independent count, no BPF."""
 
     def __init__(self, dev_t):
-        self.dir = os.path.join(TRACEFS, "instances", f"iosb-flush-{os.getpid()}")
-        if not os.path.isdir(os.path.join(TRACEFS, "events", "block")):
-            raise Skip("no tracefs block events")
-        os.mkdir(self.dir)
-        ev = os.path.join(self.dir, "events", "block", "block_rq_complete")
-        with open(os.path.join(ev, "filter"), "w") as f:
-            f.write(f"dev == {dev_t}")
-        with open(os.path.join(ev, "enable"), "w") as f:
-            f.write("1")
-        with open(os.path.join(self.dir, "buffer_size_kb"), "w") as f:
-            f.write("8192")
-
-    def start(self):
-        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
-            f.write("1")
+        super().__init__("flush", [("block", "block_rq_complete")], f"dev == {dev_t}")
 
     def stop(self):
-        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
-            f.write("0")
-        with open(os.path.join(self.dir, "trace")) as f:
-            text = f.read()
-        assert "LOST" not in text, "ftrace lost events: the count would be short"
+        text = super().stop()
         # rwbs of a device flush: "FF" (REQ_OP_FLUSH | REQ_PREFLUSH)
         return sum(1 for line in text.splitlines() if "block_rq_complete:" in line
                    and line.split("block_rq_complete:")[1].split()[1] == "FF")
-
-    def close(self):
-        with contextlib.suppress(OSError):
-            self.stop()
-        os.rmdir(self.dir)
-
-
-def kernel_dev_t(name):
-    with open(f"/sys/class/block/{name}/dev") as f:
-        major, minor = (int(x) for x in f.read().split(":"))
-    return (major << 20) | minor
 
 
 def op_totals(report, layer="blk"):

@@ -8,9 +8,7 @@
 - cache_miss_pages and readahead_pages, against the file's size, fincore
   (util-linux, from mincore) and what POSIX_FADV_RANDOM promises."""
 
-import contextlib
 import glob
-import json
 import os
 import re
 import shutil
@@ -19,11 +17,12 @@ import sys
 import tempfile
 import time
 
-from harness import LoopDevice, Skip, Tool, Work, cell, diskstats_writes, run
+from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
+                     kernel_dev_t, run)
 from test_breakdown import check_report
+from test_parts import calls as calls_of
 
 TESTS = []
-TRACEFS = "/sys/kernel/tracing"
 
 
 def test(fn):
@@ -32,11 +31,9 @@ def test(fn):
 
 
 def calls(rep, op):
-    """The breakdown of op, with its parts by name."""
-    for b in rep["breakdown"]:
-        if b["op"] == op:
-            return b, {p["part"]: p["sum_ns"] for p in b["parts"]}
-    raise AssertionError(f"no breakdown for {op}: {rep['breakdown']}")
+    """The breakdown of op, and its parts' times by name."""
+    b, parts = calls_of(rep, op)
+    return b, {name: p["sum_ns"] for name, p in parts.items()}
 
 
 @test
@@ -76,38 +73,18 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     assert parts["blocked"] < 0.1 * lock, parts
 
 
-class Jbd2Trace:
-    """The journal's commits on one disk, from the kernel's own jbd2 events
-    through an ftrace instance (no BPF): start and end of each commit, and
-    jbd2_run_stats' blocks logged."""
+class Jbd2Trace(FtraceInstance):
+    """The journal's commits on one disk, from the kernel's own jbd2 events:
+    start and end of each commit, and jbd2_run_stats' blocks logged."""
 
     def __init__(self, dev_t):
-        self.dir = os.path.join(TRACEFS, "instances", f"iosb-jbd2-{os.getpid()}")
-        if not os.path.isdir(os.path.join(TRACEFS, "events", "jbd2")):
-            raise Skip("no jbd2 tracepoints in tracefs")
-        os.mkdir(self.dir)
-        for ev in ("jbd2_start_commit", "jbd2_end_commit", "jbd2_run_stats"):
-            d = os.path.join(self.dir, "events", "jbd2", ev)
-            with open(os.path.join(d, "filter"), "w") as f:
-                f.write(f"dev == {dev_t}")
-            with open(os.path.join(d, "enable"), "w") as f:
-                f.write("1")
-        with open(os.path.join(self.dir, "buffer_size_kb"), "w") as f:
-            f.write("4096")
-
-    def start(self):
-        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
-            f.write("1")
+        evs = ("jbd2_start_commit", "jbd2_end_commit", "jbd2_run_stats")
+        super().__init__("jbd2", [("jbd2", e) for e in evs], f"dev == {dev_t}")
 
     def stop(self):
         """(commits, total commit time in ns, blocks logged)."""
-        with open(os.path.join(self.dir, "tracing_on"), "w") as f:
-            f.write("0")
-        with open(os.path.join(self.dir, "trace")) as f:
-            text = f.read()
-        assert "LOST" not in text, "ftrace lost events"
         starts, total, commits, logged = {}, 0, 0, 0
-        for line in text.splitlines():
+        for line in super().stop().splitlines():
             m = re.search(r"\s(\d+\.\d+): (jbd2_\w+): .*?(?:transaction|tid) (\d+)", line)
             if not m:
                 continue
@@ -121,22 +98,10 @@ class Jbd2Trace:
                 logged += int(re.search(r"blocks_logged (\d+)", line).group(1))
         return commits, total, logged
 
-    def close(self):
-        with contextlib.suppress(OSError):
-            with open(os.path.join(self.dir, "tracing_on"), "w") as f:
-                f.write("0")
-        os.rmdir(self.dir)
-
 
 def jbd2_transactions(info):
     with open(info) as f:
         return int(f.readline().split()[0])
-
-
-def kernel_dev_t(name):
-    with open(f"/sys/class/block/{name}/dev") as f:
-        major, minor = (int(x) for x in f.read().split(":"))
-    return (major << 20) | minor
 
 
 @test
