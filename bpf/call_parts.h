@@ -39,9 +39,23 @@ static inline int parts_open(const struct thread_starts *ts)
  * before the last transition charges nothing (see above). Returns the
  * transition's time: the later of the two.
  */
-static inline __u64 parts_charge(struct thread_starts *ts, __u64 now)
+/*
+ * The part the time goes to now: the innermost layer's self time on CPU,
+ * else the wait the thread went off CPU with; inside a lock contention
+ * every wait but one for a CPU is the lock's.
+ */
+static inline __u32 parts_now(const struct thread_starts *ts)
 {
 	__u32 part = ts->off ? (__u32)ts->off - 1 : ts->inner;
+
+	if (ts->lock_kind && part != PART_RUNQUEUE)
+		return PART_LOCK;
+	return part;
+}
+
+static inline __u64 parts_charge(struct thread_starts *ts, __u64 now)
+{
+	__u32 part = parts_now(ts);
 	__u64 last = ts->last_ns; /* read once: the subtraction sees what was compared */
 	__u32 kind = (__u32)ts->lock_kind - 1;
 
@@ -49,12 +63,8 @@ static inline __u64 parts_charge(struct thread_starts *ts, __u64 now)
 		return now;
 	if (now <= last)
 		return last;
-	/* Inside a lock contention every wait but one for a CPU is the lock's. */
-	if (ts->lock_kind && part != PART_RUNQUEUE) {
-		part = PART_LOCK;
-		if (kind < NR_LOCK_KINDS)
-			ts->lock_ns[kind] += now - last;
-	}
+	if (part == PART_LOCK && kind < NR_LOCK_KINDS)
+		ts->lock_ns[kind] += now - last;
 	if (part < NR_PARTS)
 		ts->part_ns[part] += now - last;
 	ts->last_ns = now;

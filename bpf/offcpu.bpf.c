@@ -52,7 +52,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			now = bpf_ktime_get_ns();
 		if (trace_on)
 			emit_slice(btf ? next->pid : BPF_CORE_READ(next, pid), call_ns_of(ts),
-				   ts->off - 1, 0, ts->last_ns, now);
+				   parts_now(ts), 0, ts->last_ns, now);
 		parts_switch_in(ts, now);
 	}
 	return 0;
@@ -70,7 +70,7 @@ static __always_inline int on_wakeup(struct task_struct *task, bool btf)
 		journal_waker(ts, btf);
 	now = bpf_ktime_get_ns();
 	if (trace_on)
-		emit_slice(btf ? task->pid : BPF_CORE_READ(task, pid), call_ns_of(ts), ts->off - 1,
+		emit_slice(btf ? task->pid : BPF_CORE_READ(task, pid), call_ns_of(ts), parts_now(ts),
 			   0, ts->last_ns, now);
 	parts_wakeup(ts, now);
 	return 0;

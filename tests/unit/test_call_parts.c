@@ -419,6 +419,67 @@ Test(call_parts, left_out_call_clears_the_mark)
 }
 
 /*
+ * A write behind the inode's rwsem: it spins (on CPU), sleeps, is woken and
+ * waits for a CPU, takes the lock; a spinlock of the wait list inside is
+ * part of the rwsem's contention. Self time and the sleep become lock; the
+ * wait for a CPU stays runqueue.
+ *   100 syscall | 110 begin rwsem W | 120 begin spin | 125 end spin
+ *   | 130 out (blocked) | 630 woken | 640 in | 650 end rwsem | 660 -syscall
+ */
+Test(call_parts, lock_contention_is_the_lock_part)
+{
+	const __u64 want[NR_PARTS] = {
+		[LAYER_SYSCALL] = 10 + 10,
+		[PART_LOCK] = 20 + 500 + 10,
+		[PART_RUNQUEUE] = 10,
+	};
+
+	reset();
+	enter(LAYER_SYSCALL, 100);
+	parts_lock_begin(&ts, 110, 0xa000, LOCK_RWSEM_WRITE);
+	parts_lock_begin(&ts, 120, 0xb000, LOCK_OTHER);
+	parts_lock_end(&ts, 125, 0xb000);
+	parts_switch_out(&ts, 130, PART_BLOCKED);
+	parts_wakeup(&ts, 630);
+	parts_switch_in(&ts, 640);
+	parts_lock_end(&ts, 650, 0xa000);
+	cr_assert_eq(leave(LAYER_SYSCALL, 660), 560);
+	/* the spinlock's 5 are the rwsem's: the contention began with it */
+	cr_assert_eq(ts.lock_ns[LOCK_RWSEM_WRITE], 20 + 500 + 10);
+	cr_assert_eq(ts.lock_ns[LOCK_OTHER], 0);
+	expect_parts(want);
+}
+
+/*
+ * An fsync sleeps until the journal's thread wakes it: journal; a sleep in
+ * io_schedule the journal thread ends stays io_wait.
+ *   100 syscall | 150 out (blocked) | 900 woken by jbd2 | 910 in
+ *   | 920 out (io) | 980 woken by jbd2 | 990 in | 1000 -syscall
+ */
+Test(call_parts, a_sleep_the_journal_ends_is_the_journal_part)
+{
+	const __u64 want[NR_PARTS] = {
+		[LAYER_SYSCALL] = 50 + 10 + 10,
+		[PART_JOURNAL] = 750,
+		[PART_IO_WAIT] = 60,
+		[PART_RUNQUEUE] = 10 + 10,
+	};
+
+	reset();
+	enter(LAYER_SYSCALL, 100);
+	parts_switch_out(&ts, 150, PART_BLOCKED);
+	parts_journal_wake(&ts);
+	parts_wakeup(&ts, 900);
+	parts_switch_in(&ts, 910);
+	parts_switch_out(&ts, 920, PART_IO_WAIT);
+	parts_journal_wake(&ts);
+	parts_wakeup(&ts, 980);
+	parts_switch_in(&ts, 990);
+	cr_assert_eq(leave(LAYER_SYSCALL, 1000), 900);
+	expect_parts(want);
+}
+
+/*
  * Random valid sequences, with programs preempted between their clock read
  * and their split: the parts always sum to the latency, and none wraps.
  */
@@ -429,6 +490,7 @@ Test(call_parts, random_sequences_add_up)
 	for (int round = 0; round < 20000; round++) {
 		unsigned int stack[NR_CALL_LAYERS], n = 0, layer;
 		__u64 now = unit_rand_range(&seed, T0, 2 * T0), start = now, got = 0, sum = 0;
+		__u64 lock_sum = 0;
 		bool off = false;
 
 		reset();
@@ -445,7 +507,19 @@ Test(call_parts, random_sequences_add_up)
 				preempt_next(now + unit_rand_range(&seed, 0, 50), in);
 			}
 			if (off && what == 0) {
+				if (unit_rand_range(&seed, 0, 1))
+					parts_journal_wake(&ts); /* the waker: jbd2 */
 				parts_wakeup(&ts, now);
+			} else if (!off && what == 2 && unit_rand_range(&seed, 0, 1)) {
+				/* a contention begins or ends (another lock's end: none) */
+				__u64 lock = 0x1000 * unit_rand_range(&seed, 1, 2);
+
+				if (ts.lock_kind)
+					parts_lock_end(&ts, now, lock);
+				else
+					parts_lock_begin(&ts, now, lock,
+							 (__u32)unit_rand_range(&seed, 0,
+										NR_LOCK_KINDS - 1));
 			} else if (off) {
 				parts_switch_in(&ts, now);
 				off = false;
@@ -472,6 +546,10 @@ Test(call_parts, random_sequences_add_up)
 			cr_assert_leq(ts.part_ns[p], got, "round %d: part %u wrapped", round, p);
 			sum += ts.part_ns[p];
 		}
+		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
+			lock_sum += ts.lock_ns[k];
+		cr_assert_eq(lock_sum, ts.part_ns[PART_LOCK], "round %d: lock kinds", round);
+		cr_assert_eq(ts.lock_kind, 0, "round %d: a contention outlived its call", round);
 		cr_assert_eq(got, now - start, "round %d: latency %llu, want %llu", round,
 			     (unsigned long long)got, (unsigned long long)(now - start));
 		cr_assert_eq(sum, got, "round %d: parts %llu, latency %llu", round,
