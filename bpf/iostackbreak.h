@@ -377,6 +377,12 @@ struct call_blk {
 	__u32 pad;
 };
 
+/* Indexes of the call_parts map: per op and part, then per op the pages
+ * each call added to the page cache (calls with none are not added). */
+#define CALL_PARTS_INDEX(op, part) ((op)*NR_PARTS + (part))
+#define CALL_PAGES_INDEX(op) (NR_FS_OPS * NR_PARTS + (op))
+#define NR_CALL_PARTS_ENTRIES (NR_FS_OPS * (NR_PARTS + 1))
+
 /* Keys of the breakdown map (-P) for the parts of calls, past the cells. */
 #define CALL_PART_INDEX(op, part) (NR_CELLS + (op)*NR_PARTS + (part))
 #define CALL_TOTAL_INDEX(op) (NR_CELLS + NR_FS_OPS * NR_PARTS + (op))

@@ -12,12 +12,13 @@
 
 /*
  * The calls of the root layer split into parts, per op: the totals, and per
- * part a histogram of its time per call (calls where a part took no time
- * are not added: user space adds them as zeros).
+ * part a histogram of its time per call, then per op one of the pages each
+ * call added to the page cache (calls where a part took no time, or that
+ * added no page, are not added: user space adds them as zeros).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NR_FS_OPS *NR_PARTS);
+	__uint(max_entries, NR_CALL_PARTS_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct cell_hist);
 } call_parts SEC(".maps");
@@ -133,7 +134,9 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		t->lock_ns[k] += ts->lock_ns[k];
 	for (__u32 p = 0; p < NR_PARTS; p++)
 		if (ts->part_ns[p])
-			hist_add(&call_parts, op * NR_PARTS + p, ts->part_ns[p]);
+			hist_add(&call_parts, CALL_PARTS_INDEX(op, p), ts->part_ns[p]);
+	if (ts->cache_miss_pages)
+		hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages);
 }
 
 /*

@@ -54,15 +54,17 @@ static int read_calls(struct tracer *t, struct snapshot *snap, int ncpu)
 		for (int cpu = 0; cpu < ncpu; cpu++)
 			for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
 				((__u64 *)sum)[i] += ((const __u64 *)&ct[cpu])[i];
-		for (__u32 part = 0; part < NR_PARTS; part++) {
-			__u32 idx = op * NR_PARTS + part;
+		/* Each part's histogram, then the pages' (part NR_PARTS). */
+		for (__u32 part = 0; part <= NR_PARTS; part++) {
+			__u32 idx = part < NR_PARTS ? CALL_PARTS_INDEX(op, part) : CALL_PAGES_INDEX(op);
+			struct cell_hist *h = part < NR_PARTS ? &snap->parts[op][part] : &snap->pages[op];
 
 			if (bpf_map_lookup_elem(parts_fd, &idx, ch)) {
 				ret = -errno;
 				break;
 			}
 			for (int cpu = 0; cpu < ncpu; cpu++)
-				cell_add(&snap->parts[op][part], &ch[cpu]);
+				cell_add(h, &ch[cpu]);
 		}
 	}
 out:
@@ -225,7 +227,8 @@ static bool calls_consistent(const struct tracer *t, const struct snapshot *snap
 			return false;
 		for (unsigned int part = 0; part < NR_PARTS; part++)
 			sum += snap->parts[op][part].sum_ns;
-		if (sum != snap->calls[op].total_ns)
+		if (sum != snap->calls[op].total_ns ||
+		    snap->pages[op].sum_ns != snap->calls[op].cache_miss_pages)
 			return false;
 	}
 	if (snap->drops[DROP_PARTS_MAP_FULL])

@@ -237,6 +237,8 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 				  &prev->parts[op][part]);
 			add_zero_calls(&r->parts[op][part], t->count);
 		}
+		cell_diff(&r->pages[op], &cur->pages[op], &prev->pages[op]);
+		add_zero_calls(&r->pages[op], t->count);
 	}
 }
 

@@ -49,6 +49,7 @@ struct report {
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/* io_uring requests split into parts, when r->plan->uring_parts. */
 	struct uring_split uring;
+	struct cell_hist pages[NR_FS_OPS]; /* pages added per call, every call */
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,
 	 * ...), left out of the syscall and vfs layers; none with --all-fds

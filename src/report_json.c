@@ -173,14 +173,43 @@ static json_object *calls_json(const struct report *r, unsigned int op, uint64_t
 	return o;
 }
 
+/* The calls of an op by the pages each added to the page cache: every
+ * call counted, a bucket holds lo <= pages < hi. */
+static json_object *pages_hist_json(const struct cell_hist *h)
+{
+	json_object *o = json_object_new_object(), *buckets = json_object_new_array();
+
+	json_object_object_add(o, "calls", json_object_new_uint64(h->count));
+	json_object_object_add(o, "max", json_object_new_uint64(h->max_ns));
+	json_object_object_add(o, "p50", json_object_new_uint64(cell_percentile(h, 50)));
+	json_object_object_add(o, "p99", json_object_new_uint64(cell_percentile(h, 99)));
+	for (unsigned int i = 0; i < HIST_NR_BUCKETS; i++) {
+		json_object *b;
+
+		if (!h->buckets[i])
+			continue;
+		b = json_object_new_object();
+		json_object_object_add(b, "lo", json_object_new_uint64(hist_bucket_lo(i)));
+		json_object_object_add(b, "hi",
+				       hist_bucket_hi(i) == UINT64_MAX
+					   ? NULL
+					   : json_object_new_uint64(hist_bucket_hi(i)));
+		json_object_object_add(b, "count", json_object_new_uint64(h->buckets[i]));
+		json_object_array_add(buckets, b);
+	}
+	json_object_object_add(o, "buckets", buckets);
+	return o;
+}
+
 /*
  * What the calls of an op waited for and did to the page cache: the lock
  * part by kind, the journal commits' requests, the pages (null where not
  * traced).
  */
-static void calls_why_json(json_object *o, const struct report *r, const struct call_totals *c)
+static void calls_why_json(json_object *o, const struct report *r, unsigned int op)
 {
-	json_object *kinds = NULL, *journal = json_object_new_object();
+	const struct call_totals *c = &r->calls[op];
+	json_object *kinds = NULL, *journal = json_object_new_object(), *per_call = NULL;
 	bool cache = r->plan->why[WHY_CACHE], ra = r->plan->why[WHY_READAHEAD];
 
 	if (r->plan->why[WHY_LOCK]) {
@@ -200,6 +229,9 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 			       cache ? json_object_new_uint64(c->cache_miss_pages) : NULL);
 	json_object_object_add(o, "readahead_pages",
 			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
+	if (cache)
+		per_call = pages_hist_json(&r->pages[op]);
+	json_object_object_add(o, "cache_miss_pages_per_call", per_call);
 }
 
 /* "breakdown": each op of the root layer, its calls split into parts;
@@ -216,7 +248,7 @@ static void json_calls(struct sink *s, const struct report *r)
 
 		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
 		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
-		calls_why_json(o, r, c);
+		calls_why_json(o, r, op);
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);

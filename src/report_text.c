@@ -31,7 +31,8 @@ static void fmt_bound(char *buf, size_t sz, uint64_t ns, enum unit unit)
 	}
 }
 
-static void print_hist(FILE *out, const struct cell_hist *c, enum unit unit)
+/* A log2 histogram of c, bounds in unit, headed by what its values are. */
+static void print_hist_as(FILE *out, const struct cell_hist *c, enum unit unit, const char *what)
 {
 	uint64_t slots[LOG2_SLOTS], most = 0;
 	int first = -1, last = -1;
@@ -48,7 +49,7 @@ static void print_hist(FILE *out, const struct cell_hist *c, enum unit unit)
 	}
 	if (first < 0)
 		return;
-	fprintf(out, "%26s : %-9s %s\n", unit_name(unit), "count", "distribution");
+	fprintf(out, "%26s : %-9s %s\n", what, "count", "distribution");
 	for (int k = first; k <= last; k++) {
 		uint64_t lo = k ? 1ULL << k : 0, hi = (1ULL << (k + 1)) - 1;
 		char los[32], his[32];
@@ -62,6 +63,11 @@ static void print_hist(FILE *out, const struct cell_hist *c, enum unit unit)
 		fprintf(out, "%12s -> %-10s : %-9" PRIu64 " |%-*.*s|\n", los, his, slots[k],
 			BAR_WIDTH, stars, "****************************************");
 	}
+}
+
+static void print_hist(FILE *out, const struct cell_hist *c, enum unit unit)
+{
+	print_hist_as(out, c, unit, unit_name(unit));
 }
 
 static void fmt_value(char *buf, size_t sz, uint64_t ns, enum unit unit)
@@ -518,6 +524,11 @@ static void text_calls(struct sink *s, const struct report *r)
 			fprintf(out, "\n%s %s, part %s: per call, in %s\n", root,
 				op_name(LAYER_SYSCALL, op), part_name(part), unit_name(s->unit));
 			print_hist(out, &r->parts[op][part], s->unit);
+		}
+		if (r->plan->why[WHY_CACHE]) {
+			fprintf(out, "\n%s %s, pages added to the page cache per call\n", root,
+				op_name(LAYER_SYSCALL, op));
+			print_hist_as(out, &r->pages[op], UNIT_NS, "pages");
 		}
 	}
 	if (!any)

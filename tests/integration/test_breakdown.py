@@ -76,7 +76,11 @@ def check_calls(rep):
     for b in rep["breakdown"]:
         assert set(b) == {"op", "root", "count", "total_ns", "blk_requests", "blk_bytes",
                           "parts", "lock_ns_by_kind", "journal_blk", "cache_miss_pages",
-                          "readahead_pages"}, b
+                          "readahead_pages", "cache_miss_pages_per_call"}, b
+        h = b["cache_miss_pages_per_call"]
+        if h is not None:
+            assert h["calls"] == b["count"], b
+            assert sum(x["count"] for x in h["buckets"]) == b["count"], b
         root = cells[(b["root"], b["op"])]
         assert (b["count"], b["total_ns"]) == (root["count"], root["sum_ns"]), (b, root)
         assert sum(p["sum_ns"] for p in b["parts"]) == b["total_ns"], b

@@ -269,6 +269,10 @@ def cold_reads_count_the_pages_they_add_to_the_cache():
             assert 1 <= own_added <= own, figures[mode]
             if mode == "random":
                 assert b["readahead_pages"] == 0 and own == own_added == pages, figures[mode]
+                # Per call: one page each, and none at the end of the file.
+                per = {(x["lo"], x["hi"]): x["count"]
+                       for x in b["cache_miss_pages_per_call"]["buckets"]}
+                assert per == {(0, 1): 1, (1, 2): pages}, per
             else:
                 assert b["readahead_pages"] > 0, figures[mode]
         rep, reads, own = read_under_tool(path, "sequential")
