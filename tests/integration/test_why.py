@@ -130,7 +130,8 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
             info = glob.glob(f"/proc/fs/jbd2/{loop.name}-*/info")
             assert info, "no /proc/fs/jbd2 entry for the journal"
             jt = Jbd2Trace(kernel_dev_t(loop.name))
-            tool = Tool("-T", "syscall,blk", "-p", str(work.pid), "-d", loop.name, "--json")
+            tool = Tool("-T", "syscall,blk", "-p", str(work.pid), "-d", loop.name, "--json",
+                        "--slower=0")
             tx0, ds0 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
             jt.start()
             work.go()
@@ -138,7 +139,7 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
             time.sleep(0.3)
             commits, commit_ns, logged = jt.stop()
             tx1, ds1 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
-            rep = tool.stop_json()[-1]
+            lines = tool.stop_json()
             tool = None
         finally:
             if tool:
@@ -148,6 +149,9 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
             if mounted:
                 run("umount", mnt)
             loop.close()
+    rep = [x for x in lines if "event" not in x][-1]
+    events = [x for x in lines if x.get("event") == "io" and x["op"] == "fsync"]
+    assert rep.pop("lost") == 0, rep  # events' reports say what they lost
     check_report(rep)
     writes, sectors, flushes = (a - b for a, b in zip(ds1, ds0))
     b, parts = calls(rep, "fsync")
@@ -174,6 +178,12 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
     assert writes == own_w + j["requests"] - j["flushes"], (writes, own_w, j)
     assert sectors * 512 == b["blk_bytes"] + j["bytes"], (sectors, b, j)
     assert flushes == own_f + j["flushes"], (flushes, own_f, j)
+    # Each fsync's event: its own requests and the commit it waited for.
+    assert len(events) == n, len(events)
+    for key in ("requests", "flushes", "bytes"):
+        assert sum(e["journal_blk"][key] for e in events) == j[key], (key, j)
+    assert all(e["journal_blk"]["flushes"] >= 1 and e["blk"]["requests"] >= 1
+               for e in events), [e for e in events if not e["journal_blk"]["flushes"]][:2]
 
 
 def fincore_pages(path):
