@@ -80,6 +80,8 @@ static inline void parts_reset_counts(struct thread_starts *ts)
 		ts->lock_ns[i] = 0;
 	ts->lock_addr = 0;
 	ts->lock_kind = 0;
+	ts->lock_max_ns = 0;
+	ts->lock_max_addr = 0;
 	ts->blk_requests = 0;
 	ts->blk_bytes = 0;
 	ts->journal_requests = 0;
@@ -179,7 +181,7 @@ static inline void parts_lock_begin(struct thread_starts *ts, __u64 now, __u64 a
 {
 	if (!parts_open(ts) || ts->lock_kind || kind >= NR_LOCK_KINDS)
 		return;
-	parts_charge(ts, now);
+	ts->lock_start = parts_charge(ts, now);
 	ts->lock_addr = addr;
 	ts->lock_kind = (__u8)(kind + 1);
 }
@@ -189,7 +191,11 @@ static inline void parts_lock_end(struct thread_starts *ts, __u64 now, __u64 add
 {
 	if (!parts_open(ts) || !ts->lock_kind || ts->lock_addr != addr)
 		return;
-	parts_charge(ts, now);
+	now = parts_charge(ts, now);
+	if (now - ts->lock_start > ts->lock_max_ns) {
+		ts->lock_max_ns = now - ts->lock_start;
+		ts->lock_max_addr = addr;
+	}
 	ts->lock_kind = 0;
 	ts->lock_addr = 0;
 }

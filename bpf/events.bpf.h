@@ -150,6 +150,8 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->readahead_pages = ts->readahead_pages;
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		e->lock_ns[k] = split_calls ? ts->lock_ns[k] : 0;
+	e->lock_addr = split_calls ? ts->lock_max_addr : 0;
+	e->lock_max_ns = split_calls ? ts->lock_max_ns : 0;
 	cb = ts->blk_requests ? bpf_map_lookup_elem(&call_blk, &tid) : NULL;
 	if (cb && cb->call_ns == start) {
 		e->blk_max_ns = cb->max_ns;
@@ -158,6 +160,11 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	f = (struct file *)ts->file;
 	event_file(e, f);
+	/* The inode lock (inode_lock() is a down_write of i_rwsem). */
+	if (f && e->lock_addr &&
+	    e->lock_addr ==
+		(__u64)BPF_CORE_READ(f, f_inode) + bpf_core_field_offset(struct inode, i_rwsem))
+		e->flags |= EVF_LOCK_INODE;
 	if (full_path) {
 		if (f)
 			fill_path((struct call_path_event *)e, f);

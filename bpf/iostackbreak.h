@@ -235,7 +235,10 @@ struct thread_starts {
 	/* The lock part: the contention in progress (0: none), time by kind. */
 	__u64 lock_addr;
 	__u64 lock_ns[NR_LOCK_KINDS];
-	__u8 lock_kind; /* enum lock_kind + 1; 0: not in a contention */
+	__u64 lock_start;    /* when the contention in progress began */
+	__u64 lock_max_ns;   /* the call's longest contention, */
+	__u64 lock_max_addr; /* and its lock */
+	__u8 lock_kind;	     /* enum lock_kind + 1; 0: not in a contention */
 	/*
 	 * A jbd2 thread's own slot: JBD2_* of its commit. Its journal_*
 	 * fields below then count the commit's requests; commit_seq numbers
@@ -304,6 +307,7 @@ enum event_kind {
 #define EVF_PATH_CUT (1U << 0)	/* --full-path: deeper than PATH_DEPTH */
 #define EVF_PATH_NONE (1U << 1) /* --full-path: no path (no file, or not a path) */
 #define EVF_NO_FILE (1U << 2)	/* the call has no file (a bad fd, a failed open) */
+#define EVF_LOCK_INODE (1U << 3) /* lock_addr is the call's file's inode's i_rwsem */
 
 struct call_event {
 	__u8 kind;
@@ -333,6 +337,8 @@ struct call_event {
 	__u64 cache_miss_pages;
 	__u64 readahead_pages;
 	__u64 lock_ns[NR_LOCK_KINDS]; /* the lock part by kind */
+	__u64 lock_addr;	      /* the lock of its longest contention; 0: none */
+	__u64 lock_max_ns;	      /* that contention's time */
 	char comm[COMM_LEN];
 	char file[FILE_NAME_LEN];
 };

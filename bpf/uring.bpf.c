@@ -212,6 +212,17 @@ static __always_inline void emit_uring(struct io_kiocb *req, struct uring_start 
 	e->blk_max_ns = 0;
 	e->blk_max_dev = 0;
 	e->opcode = v->opcode;
+	/* What a call of a thread waited for and added to the page cache
+	 * (why.bpf.c) is not a request's. */
+	e->journal_requests = 0;
+	e->journal_flushes = 0;
+	e->journal_bytes = 0;
+	e->cache_miss_pages = 0;
+	e->readahead_pages = 0;
+	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
+		e->lock_ns[k] = 0;
+	e->lock_addr = 0;
+	e->lock_max_ns = 0;
 	__builtin_memcpy(e->comm, v->comm, COMM_LEN);
 	/* An open's file is not its own yet (the one it makes is in res). */
 	f = v->op != UOP_OPEN ? BPF_CORE_READ(req, file) : NULL;

@@ -4,6 +4,7 @@
 #include <time.h>
 #include "event_fmt.h"
 #include "layers.h"
+#include "ksym.h"
 #include "uring_parts.h"
 #include "quote.h"
 
@@ -150,8 +151,32 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 	if (e->cache_miss_pages)
 		fprintf(out, " cache miss %" PRIu64 " pages (%" PRIu64 " read ahead)",
 			(uint64_t)e->cache_miss_pages, (uint64_t)e->readahead_pages);
+	if (e->lock_addr) {
+		char lock[4 * FILE_NAME_LEN + 64];
+
+		event_lock_label(c, e, lock, sizeof(lock));
+		printable_line(lock, sizeof(lock));
+		fprintf(out, " lock %.3f %s on %s", ns_to_unit(e->lock_max_ns, c->unit),
+			unit_name(c->unit), lock);
+	}
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
+}
+
+void event_lock_label(const struct event_ctx *c, const struct call_event *e, char *buf,
+		      size_t sz)
+{
+	char name[FILE_NAME_LEN + 1];
+
+	buf[0] = '\0';
+	if (!e->lock_addr)
+		return;
+	if (e->flags & EVF_LOCK_INODE) {
+		copy_name(name, sizeof(name), e->file, sizeof(e->file));
+		snprintf(buf, sz, "inode rwsem of %s", name[0] ? name : "its file");
+		return;
+	}
+	ksym_data_name(c->kallsyms, e->lock_addr, buf, sz);
 }
 
 /* The journal commits the call waited for, its pages, its lock part by kind. */
@@ -165,6 +190,17 @@ static void event_why_json(json_object *o, const struct event_ctx *c, const stru
 	json_object_object_add(o, "journal_blk", journal);
 	json_object_object_add(o, "cache_miss_pages", json_object_new_uint64(e->cache_miss_pages));
 	json_object_object_add(o, "readahead_pages", json_object_new_uint64(e->readahead_pages));
+	if (e->lock_addr) {
+		json_object *lock = json_object_new_object();
+		char name[FILE_NAME_LEN + 64];
+
+		event_lock_label(c, e, name, sizeof(name));
+		json_object_object_add(lock, "name", json_object_new_string(name));
+		json_object_object_add(lock, "max_ns", json_object_new_uint64(e->lock_max_ns));
+		json_object_object_add(o, "lock", lock);
+	} else {
+		json_object_object_add(o, "lock", NULL);
+	}
 	if (c->parts && part_traced(c->plan, c->offcpu, e->op, PART_LOCK)) {
 		kinds = json_object_new_object();
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)

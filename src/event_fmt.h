@@ -21,7 +21,15 @@ struct event_ctx {
 	bool offcpu;		 /* with io_wait, blocked, runqueue */
 	int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	disk_namer disk_name;
+	const char *kallsyms; /* where lock names come from; NULL: /proc/kallsyms */
 };
+
+/*
+ * The lock of the call's longest contention, into buf: "inode rwsem of
+ * FILE", a global lock's symbol, or its address. Empty: none.
+ */
+void event_lock_label(const struct event_ctx *c, const struct call_event *e, char *buf,
+		      size_t sz);
 
 /*
  * The file a call names, into buf: its dentry's name, or with --full-path

@@ -48,13 +48,16 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
         # write happens while a small write may be waiting for it.
         small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path)
         big = Work("-s", "64m", "-c", "pwrite", "30", path)
-        ts = Tool("-T", "syscall", "-p", str(small.pid), "--json")
+        ts = Tool("-T", "syscall", "-p", str(small.pid), "--json", "--slower=0")
         small.go()
         time.sleep(0.05)
         big.go()
         rb = big.finish()
         rs = small.finish()
-        rep = ts.stop_json()[-1]
+        lines = ts.stop_json()
+    rep = [x for x in lines if "event" not in x][-1]
+    waited = [x for x in lines if x.get("event") == "io" and x["op"] == "write" and x["lock"]]
+    assert rep.pop("lost") == 0, rep
     check_report(rep)
     big_ns = int(rb["ns"])
     b, parts = calls(rep, "write")
@@ -71,6 +74,15 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     assert kinds["rwsem_write"] >= 0.95 * lock, kinds
     assert sum(kinds.values()) == lock, kinds
     assert parts["blocked"] < 0.1 * lock, parts
+    # The lock, named: the file's inode rwsem, in the calls that waited.
+    names = {}
+    for e in waited:
+        names[e["lock"]["name"]] = names.get(e["lock"]["name"], 0) + e["lock"]["max_ns"]
+    print(f"    the longest contention of each call, by lock: {names}")
+    assert len(waited) >= 10, len(waited)
+    assert names.get("inode rwsem of f", 0) >= 0.9 * sum(names.values()), names
+    # A contention's time runs from its begin to its end: within the call.
+    assert all(e["lock"]["max_ns"] <= e["latency_ns"] for e in waited), waited[:3]
 
 
 class Jbd2Trace(FtraceInstance):
