@@ -87,8 +87,6 @@ static inline void parts_reset_counts(struct thread_starts *ts)
 	ts->journal_requests = 0;
 	ts->journal_flushes = 0;
 	ts->journal_bytes = 0;
-	ts->commit_thread = 0;
-	ts->commit_seq = 0;
 	ts->cache_miss_pages = 0;
 	ts->readahead_pages = 0;
 	ts->ra_req_end = 0;

@@ -241,14 +241,11 @@ struct thread_starts {
 	__u8 lock_kind;	     /* enum lock_kind + 1; 0: not in a contention */
 	/*
 	 * A jbd2 thread's own slot: JBD2_* of its commit. Its journal_*
-	 * fields below then count the commit's requests; commit_seq numbers
-	 * its commits. In a call's slot, journal_* count the requests of the
-	 * commits the call waited for, and commit_thread/commit_seq name the
-	 * last one counted (a commit is counted once per call).
+	 * fields below then count the commit's requests. In a call's slot,
+	 * journal_* are those of the commit the call waited for: the last
+	 * whose end woke it.
 	 */
 	__u8 jbd2_state;
-	__u32 commit_thread;
-	__u32 commit_seq;
 	__u32 journal_requests; /* the commit's, a device flush included */
 	__u32 journal_flushes;
 	__u64 journal_bytes;

@@ -128,7 +128,6 @@ static __always_inline int on_commit_start(bool btf)
 		return 0;
 	}
 	ts->jbd2_state = JBD2_COMMITTING;
-	ts->commit_seq++;
 	ts->journal_requests = 0;
 	ts->journal_flushes = 0;
 	ts->journal_bytes = 0;
@@ -172,28 +171,25 @@ int rt_commit_end(struct bpf_raw_tracepoint_args *ctx)
  * sched_waking, in the waker's context: ts's thread, in a call and asleep
  * (blocked), is woken. When the waker is a journal thread, the sleep was
  * for the journal; after its commit ended, for that commit, whose
- * requests the call then counts (once, however often it is woken).
+ * requests the call then has. Not added: an fsync that waits for commit
+ * T+1 while T commits is woken when T ends too (jbd2 wakes every waiter of
+ * j_wait_done_commit), sleeps again, and is woken at T+1's end. The last
+ * commit that woke it is the one it waited for.
  */
 static __always_inline void journal_waker(struct thread_starts *ts, bool btf)
 {
 	struct task_struct *task =
 	    btf ? bpf_get_current_task_btf() : (struct task_struct *)bpf_get_current_task();
 	struct thread_starts *j = slots_of(task, btf);
-	__u32 jtid;
 
 	if (!j || !j->jbd2_state)
 		return;
 	parts_journal_wake(ts);
 	if (j->jbd2_state != JBD2_COMMITTED)
 		return;
-	jtid = btf ? task->pid : BPF_CORE_READ(task, pid);
-	if (ts->commit_thread == jtid && ts->commit_seq == j->commit_seq)
-		return;
-	ts->commit_thread = jtid;
-	ts->commit_seq = j->commit_seq;
-	ts->journal_requests += j->journal_requests;
-	ts->journal_flushes += j->journal_flushes;
-	ts->journal_bytes += j->journal_bytes;
+	ts->journal_requests = j->journal_requests;
+	ts->journal_flushes = j->journal_flushes;
+	ts->journal_bytes = j->journal_bytes;
 }
 
 /* A folio added to the page cache by the current thread. */

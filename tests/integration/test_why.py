@@ -116,15 +116,11 @@ def jbd2_transactions(info):
         return int(f.readline().split()[0])
 
 
-@test
-def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
-    """Appends, each followed by fsync, on an ext4 with a journal
-    (data=ordered): each fsync forces a commit and waits for it. Its wait is
-    the journal part, at least the commits' own duration (ftrace's
-    jbd2_start_commit..end_commit); the commits' writes and flushes are the
-    fsyncs' (-p), equal to jbd2_run_stats' blocks logged (the commit block
-    among them), and with the fsyncs' own requests to /proc/diskstats."""
-    n = 100
+def journal_run(work_args):
+    """Runs iowork work_args (FILE: a file of an ext4 with a journal,
+    data=ordered, over a loop device) under -T syscall,blk -p -d --slower=0,
+    with ftrace's jbd2 events on; returns the report, the fsync events and
+    the window's figures."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp, size_mib=256, name="j.img")
         mnt = os.path.join(tmp, "m")
@@ -136,7 +132,7 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
             run("mount", "-o", "no_prefetch_block_bitmaps,data=ordered", loop.dev, mnt,
                 check=True)
             mounted = True
-            work = Work("-W", "-A", "-c", "fsync", str(n), os.path.join(mnt, "f"))
+            work = Work(*[os.path.join(mnt, "f") if a == "FILE" else a for a in work_args])
             run("sync")
             time.sleep(0.3)
             info = glob.glob(f"/proc/fs/jbd2/{loop.name}-*/info")
@@ -165,37 +161,74 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
     events = [x for x in lines if x.get("event") == "io" and x["op"] == "fsync"]
     assert rep.pop("lost") == 0, rep  # events' reports say what they lost
     check_report(rep)
-    writes, sectors, flushes = (a - b for a, b in zip(ds1, ds0))
+    assert int(res["done"]) == int(res["n"]), res
+    fig = {"commits": commits, "commit_ns": commit_ns, "logged": logged,
+           "transactions": tx1 - tx0, "done": int(res["done"])}
+    fig["writes"], fig["sectors"], fig["flushes"] = (a - b for a, b in zip(ds1, ds0))
+    fig["own_w"] = cell(rep, "blk", "write")["count"]
+    fig["own_f"] = sum(c["count"] for c in rep["cells"]
+                       if c["layer"] == "blk" and c["op"] == "flush")
     b, parts = calls(rep, "fsync")
-    j = b["journal_blk"]
-    own_w = cell(rep, "blk", "write")["count"]
-    own_f = cell(rep, "blk", "flush")["count"] if any(
-        c["layer"] == "blk" and c["op"] == "flush" for c in rep["cells"]) else 0
     print(f"    {b['count']} fsyncs, {b['total_ns'] / 1e6:.1f} ms: journal "
           f"{parts['journal'] / 1e6:.1f} ms, io_wait {parts['io_wait'] / 1e6:.1f} ms, "
-          f"blocked {parts['blocked'] / 1e6:.1f} ms; ftrace: {commits} commits, "
-          f"{commit_ns / 1e6:.1f} ms committing, {logged} blocks logged; jbd2 info "
-          f"{tx1 - tx0} transactions; journal blk {j}; own blk writes {own_w} flushes "
-          f"{own_f} bytes {b['blk_bytes']}; diskstats writes {writes} sectors {sectors} "
-          f"flushes {flushes}")
-    assert b["count"] == int(res["done"]) == n, b
-    assert commits == tx1 - tx0 >= n, (commits, tx1 - tx0)
+          f"blocked {parts['blocked'] / 1e6:.1f} ms; journal blk {b['journal_blk']}, own blk "
+          f"bytes {b['blk_bytes']}; {fig}")
+    return rep, events, fig
+
+
+@test
+def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
+    """Appends, each followed by fsync, on an ext4 with a journal
+    (data=ordered): each fsync forces a commit and waits for it. Its wait is
+    the journal part, at least the commits' own duration (ftrace's
+    jbd2_start_commit..end_commit); the commits' writes and flushes are the
+    fsyncs' (-p), equal to jbd2_run_stats' blocks logged (the commit block
+    among them), and with the fsyncs' own requests to /proc/diskstats."""
+    n = 100
+    rep, events, fig = journal_run(["-W", "-A", "-c", "fsync", str(n), "FILE"])
+    b, parts = calls(rep, "fsync")
+    j = b["journal_blk"]
+    assert b["count"] == fig["done"] == n, b
+    assert fig["commits"] == fig["transactions"] >= n, fig
     # Each fsync sleeps before its commit starts and wakes after it ends.
-    assert parts["journal"] >= 0.9 * commit_ns, (parts, commit_ns)
+    assert parts["journal"] >= 0.9 * fig["commit_ns"], (parts, fig)
     assert parts["journal"] <= b["total_ns"], parts
     assert parts["blocked"] < 0.05 * b["total_ns"], parts
     # The commits' writes: the blocks logged (the commit block among them).
-    assert j["bytes"] == logged * 4096, (j, logged, commits)
+    assert j["bytes"] == fig["logged"] * 4096, (j, fig)
     # With the fsyncs' own requests, all the disk did in the window.
-    assert writes == own_w + j["requests"] - j["flushes"], (writes, own_w, j)
-    assert sectors * 512 == b["blk_bytes"] + j["bytes"], (sectors, b, j)
-    assert flushes == own_f + j["flushes"], (flushes, own_f, j)
+    assert fig["writes"] == fig["own_w"] + j["requests"] - j["flushes"], (j, fig)
+    assert fig["sectors"] * 512 == b["blk_bytes"] + j["bytes"], (j, fig)
+    assert fig["flushes"] == fig["own_f"] + j["flushes"], (j, fig)
     # Each fsync's event: its own requests and the commit it waited for.
     assert len(events) == n, len(events)
     for key in ("requests", "flushes", "bytes"):
         assert sum(e["journal_blk"][key] for e in events) == j[key], (key, j)
     assert all(e["journal_blk"]["flushes"] >= 1 and e["blk"]["requests"] >= 1
                for e in events), [e for e in events if not e["journal_blk"]["flushes"]][:2]
+
+
+@test
+def four_threads_share_commits_each_counts_the_one_it_waited_for():
+    """Four threads fsyncing one file each: a commit often serves several
+    fsyncs, and jbd2 wakes every waiter at each commit's end (also those
+    waiting for the next one). Each fsync that waited has one commit's
+    flushes (every commit here asks for the same number: the disk's
+    flushes over the commits), never two commits'; a commit shared is
+    counted for each waiter, so the calls' sum is at least the disk's."""
+    rep, events, fig = journal_run(["-t", "4", "-W", "-c", "fsync", "200", "FILE"])
+    b, parts = calls(rep, "fsync")
+    j = b["journal_blk"]
+    assert fig["commits"] == fig["transactions"] > 0, fig
+    per_commit = fig["flushes"] - fig["own_f"]
+    assert per_commit % fig["commits"] == 0, fig
+    per_commit //= fig["commits"]
+    assert len(events) == b["count"] == 200, (len(events), b["count"])
+    got = sorted({e["journal_blk"]["flushes"] for e in events})
+    assert set(got) <= {0, per_commit}, (got, per_commit)
+    assert j["flushes"] >= fig["flushes"] - fig["own_f"], (j, fig)
+    assert j["requests"] - j["flushes"] >= fig["writes"] - fig["own_w"], (j, fig)
+    assert parts["journal"] > 0, parts
 
 
 def fincore_pages(path):
