@@ -2,10 +2,9 @@
 /*
  * Off CPU, for the parts of a call: sched_switch charges the time a thread
  * with a call open spends preempted, in io_wait or otherwise blocked, and
- * sched_waking ends a sleep (the rest is waiting for a CPU). sched_waking,
- * not sched_wakeup: it fires in the waker's context (sched_wakeup may fire
- * on the woken task's CPU, in whatever runs there), and the waker says what
- * the sleep was for (the journal, why.bpf.c).
+ * sched_wakeup ends a sleep (the rest is waiting for a CPU). What the sleep
+ * was for, when its waker tells (the journal), sched_waking says before
+ * (why.bpf.c).
  *
  * Included by iostackbreak.bpf.c (one compilation unit, see there).
  */
@@ -66,8 +65,6 @@ static __always_inline int on_wakeup(struct task_struct *task, bool btf)
 
 	if (!ts || !parts_open(ts) || !ts->off || ts->off == PART_RUNQUEUE + 1)
 		return 0;
-	if (journal_on && ts->off == PART_BLOCKED + 1)
-		journal_waker(ts, btf);
 	now = bpf_ktime_get_ns();
 	if (trace_on)
 		emit_slice(btf ? task->pid : BPF_CORE_READ(task, pid), call_ns_of(ts), parts_now(ts),
@@ -76,14 +73,14 @@ static __always_inline int on_wakeup(struct task_struct *task, bool btf)
 	return 0;
 }
 
-SEC("tp_btf/sched_waking")
-int tb_waking(__u64 *ctx)
+SEC("tp_btf/sched_wakeup")
+int tb_wakeup(__u64 *ctx)
 {
 	return on_wakeup((struct task_struct *)ctx[0], true);
 }
 
-SEC("raw_tp/sched_waking")
-int rt_waking(struct bpf_raw_tracepoint_args *ctx)
+SEC("raw_tp/sched_wakeup")
+int rt_wakeup(struct bpf_raw_tracepoint_args *ctx)
 {
 	return on_wakeup((struct task_struct *)ctx->args[0], false);
 }

@@ -9,8 +9,8 @@
  * - jbd2:jbd2_start_commit/end_commit fire in the journal's thread
  *   (kjournald2) around a commit. That thread's own slot counts the block
  *   requests it submits during the commit (journal_count, in blk_flush.bpf.h),
- *   and offcpu.bpf.c's sched_waking asks journal_waker when the thread
- *   wakes a call's thread: a sleep the journal ended is the journal part,
+ *   and sched_waking (in the waker's context) asks journal_waker when the
+ *   thread wakes a call's thread: a sleep the journal ended is the journal part,
  *   and a wakeup after the commit ended gives the call that commit's
  *   requests.
  * - filemap:mm_filemap_add_to_page_cache fires in the task that adds a
@@ -19,7 +19,7 @@
  *
  * Every program leaves at once when no call is open in its thread.
  *
- * Included by iostackbreak.bpf.c before offcpu.bpf.c, which asks journal_waker.
+ * Included by iostackbreak.bpf.c before blk.bpf.c, which counts commits' requests.
  */
 
 /* The jbd2 programs are attached: blk.bpf.c and sched_waking ask them. */
@@ -190,6 +190,34 @@ static __always_inline void journal_waker(struct thread_starts *ts, bool btf)
 	ts->journal_requests = j->journal_requests;
 	ts->journal_flushes = j->journal_flushes;
 	ts->journal_bytes = j->journal_bytes;
+}
+
+/*
+ * sched_waking fires in the waker's context, always (sched_wakeup, which
+ * ends the sleep for the split, may fire later on the woken task's CPU, in
+ * whatever runs there): a thread asleep in a call (blocked) that a journal
+ * thread wakes waited for the journal. Attached with the journal part only.
+ */
+static __always_inline int on_waking(struct task_struct *task, bool btf)
+{
+	struct thread_starts *ts = slots_of(task, btf);
+
+	if (!ts || !parts_open(ts) || ts->off != PART_BLOCKED + 1)
+		return 0;
+	journal_waker(ts, btf);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int tb_waking(__u64 *ctx)
+{
+	return on_waking((struct task_struct *)ctx[0], true);
+}
+
+SEC("raw_tp/sched_waking")
+int rt_waking(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_waking((struct task_struct *)ctx->args[0], false);
 }
 
 /* A folio added to the page cache by the current thread. */

@@ -97,6 +97,7 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_LOCK, shared));
 	if (plan->why[WHY_JOURNAL]) {
 		load_pair(progtab_role(&t->progs, ROLE_JOURNAL, shared));
+		load_pair(progtab_role(&t->progs, ROLE_JOURNAL_WAKER, shared));
 	}
 	if (plan->why[WHY_CACHE])
 		load_pair(progtab_role(&t->progs, ROLE_CACHE, METHOD_TRACEPOINT));
@@ -327,7 +328,7 @@ static int attach_follow(struct tracer *t, const struct targets *tg, bool seed, 
 	return 0;
 }
 
-/* sched_switch and sched_waking, for the off-CPU parts of calls: before the
+/* sched_switch and sched_wakeup, for the off-CPU parts of calls: before the
  * layers, so that no call opens without them. */
 static int attach_offcpu(struct tracer *t, bool btf, char *err, size_t errsz)
 {
@@ -337,7 +338,7 @@ static int attach_offcpu(struct tracer *t, bool btf, char *err, size_t errsz)
 
 	if (ret)
 		snprintf(err, errsz,
-			 "cannot attach to sched_switch/sched_waking (%s) for the off-CPU parts: "
+			 "cannot attach to sched_switch/sched_wakeup (%s) for the off-CPU parts: "
 			 "%s; run with --no-offcpu",
 			 btf ? "tp_btf" : "raw_tp", strerror(-ret));
 	return ret;
@@ -365,6 +366,7 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 		const char *what;
 	} roles[] = {
 		{ WHY_LOCK, ROLE_LOCK, "lock:contention_begin/end" },
+		{ WHY_JOURNAL, ROLE_JOURNAL_WAKER, "sched:sched_waking" },
 		{ WHY_JOURNAL, ROLE_JOURNAL, "jbd2:jbd2_start_commit/end_commit" },
 		{ WHY_CACHE, ROLE_CACHE, "filemap:mm_filemap_add_to_page_cache" },
 		{ WHY_READAHEAD, ROLE_READAHEAD, "readahead:page_cache_sync_ra/async_ra" },

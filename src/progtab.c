@@ -61,11 +61,11 @@ static const struct {
 	  LAYER_NONE,
 	  { PROG(tb_fork), PROG(tb_exit) },
 	  { PROG(rt_fork), PROG(rt_exit) } },
-	/* entry: sched_switch; exit: sched_waking (a pair only in name) */
+	/* entry: sched_switch; exit: sched_wakeup (a pair only in name) */
 	{ ROLE_OFFCPU,
 	  LAYER_NONE,
-	  { PROG(tb_switch), PROG(tb_waking) },
-	  { PROG(rt_switch), PROG(rt_waking) } },
+	  { PROG(tb_switch), PROG(tb_wakeup) },
+	  { PROG(rt_switch), PROG(rt_wakeup) } },
 	/* entry: io_uring_submit_req; exit: io_uring_complete */
 	{ ROLE_URING,
 	  LAYER_IO_URING,
@@ -85,6 +85,8 @@ static const struct {
 	  LAYER_NONE,
 	  { PROG(tb_commit_start), PROG(tb_commit_end) },
 	  { PROG(rt_commit_start), PROG(rt_commit_end) } },
+	/* the waker of a sleep: the journal's thread? (lone) */
+	{ ROLE_JOURNAL_WAKER, LAYER_NONE, { PROG(tb_waking), 0 }, { PROG(rt_waking), 0 } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,

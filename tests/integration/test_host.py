@@ -478,10 +478,10 @@ def bpftool_costs(tool_pid):
             continue
         name = prog.get("name", "")
         layer = None
-        if name in ("tb_switch", "rt_switch", "tb_waking", "rt_waking", "tb_fork", "rt_fork",
+        if name in ("tb_switch", "rt_switch", "tb_wakeup", "rt_wakeup", "tb_fork", "rt_fork",
                     "tb_exit", "rt_exit") or name.startswith(
                         ("tb_lock_", "rt_lock_", "tb_commit_", "rt_commit_", "tb_bio_", "rt_bio_",
-                         "tp_cache_", "tp_ra_")):
+                         "tb_waking", "rt_waking", "tp_cache_", "tp_ra_")):
             layer = "other"  # programs of no layer: the tool's own "other" row
         elif name.startswith(("se_", "sx_", "tb_sys_", "rt_sys_")):
             layer = "syscall"

@@ -154,7 +154,7 @@ sys.stdin.readline()
 
 TRACEFS = "/sys/kernel/tracing"
 SWITCH = re.compile(r"\[(\d+)\].* (\d+)\.(\d+): sched_switch: .*prev_pid=(\d+) .*prev_state=(\S+)")
-WAKEUP = re.compile(r"\[(\d+)\].* (\d+)\.(\d+): sched_waking: .*pid=(\d+) ")
+WAKEUP = re.compile(r"\[(\d+)\].* (\d+)\.(\d+): sched_wakeup: .*pid=(\d+) ")
 
 
 class SchedTrace:
@@ -172,8 +172,8 @@ class SchedTrace:
         self.write("trace_clock", "mono")
         self.write("buffer_size_kb", "8192")
         self.write("events/sched/sched_switch/filter", f"prev_pid == {tid}")
-        self.write("events/sched/sched_waking/filter", f"pid == {tid}")
-        for event in ("sched_switch", "sched_waking"):
+        self.write("events/sched/sched_wakeup/filter", f"pid == {tid}")
+        for event in ("sched_switch", "sched_wakeup"):
             self.write(f"events/sched/{event}/enable", "1")
             on_cleanup(f"ftrace event {event}", self.write, f"events/sched/{event}/enable", "0")
 
@@ -205,10 +205,7 @@ class SchedTrace:
 @test
 def io_wait_agrees_with_the_kernels_sched_trace():
     """io_wait is the time from the switch-out of a thread asleep in
-    io_schedule (in_iowait) to its sched_waking (in the waker's context,
-    since the journal part needs the waker; it was sched_wakeup before, see
-    below for the difference: the wake-up's IPI is now runqueue time, as the
-    kernel's delay accounting has it). The kernel's own ftrace
+    io_schedule (in_iowait) to its sched_wakeup. The kernel's own ftrace
     record of the same thread's D sleeps measures that same interval, apart
     from the BPF tool; they agree within 1 us a sleep.
 

@@ -64,7 +64,7 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 			snprintf(out, sz, "%s/sched_process_exit", kind);
 		} else if (r->role == ROLE_OFFCPU) {
 			snprintf(in, sz, "%s/sched_switch", kind);
-			snprintf(out, sz, "%s/sched_waking", kind);
+			snprintf(out, sz, "%s/sched_wakeup", kind);
 		} else if (r->role == ROLE_URING_PUNT) {
 			snprintf(in, sz, "%s/io_uring_queue_async_work", kind);
 		} else if (r->role == ROLE_URING_POLL) {
@@ -73,6 +73,8 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		} else if (r->role == ROLE_URING) {
 			snprintf(in, sz, "%s/io_uring_submit_req", kind);
 			snprintf(out, sz, "%s/io_uring_complete", kind);
+		} else if (r->role == ROLE_JOURNAL_WAKER) {
+			snprintf(in, sz, "%s/sched_waking", kind);
 		} else if (r->role == ROLE_LOCK) {
 			snprintf(in, sz, "%s/contention_begin", kind);
 			snprintf(out, sz, "%s/contention_end", kind);
@@ -110,7 +112,7 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_RAW_TP));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_TP_BTF));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_RAW_TP));
-	for (enum prog_role role = ROLE_LOCK; role <= ROLE_JOURNAL; role++) {
+	for (enum prog_role role = ROLE_LOCK; role <= ROLE_JOURNAL_WAKER; role++) {
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_RAW_TP));
 	}
@@ -132,7 +134,8 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_not_null(r->entry, "ref %u has no program", i);
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
-		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE) {
+		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
+		    r->role == ROLE_JOURNAL_WAKER) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
 			continue;
