@@ -498,9 +498,9 @@ void plan_print(const struct plan *plan, FILE *out)
 			fputc('\n', out);
 		}
 	}
+	plan_why_print(plan, out);
 	if (plan->bpf_skips_pid1)
 		fprintf(out, "%s\n", BPF_SKIPS_PID1_NOTE);
-	plan_why_print(plan, out);
 }
 
 static int plan_root_layer(const struct plan *plan)
