@@ -203,6 +203,10 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	}
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	if (by_cgroup) {
+		v.cgid = bpf_get_current_cgroup_id();
+		cgroup_path_note(v.cgid);
+	}
 	if (call && (split_calls || events_on)) {
 		count_call_request(call, rq, btf);
 		count_call_flush(call, rq, btf);
@@ -322,7 +326,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 			record(LAYER_BLK, op, delta);
 		if (events_on && v->call_ns)
 			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
-		if (by_pid || by_disk || by_flags) {
+		if (by_pid || by_disk || by_flags || by_cgroup) {
 			struct breakdown_key k = {
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),
 				.tgid = by_pid ? v->tgid : 0,
@@ -330,6 +334,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 				.flags = by_flags ? rq_flags(cmd_flags) |
 							(preflush ? RQ_FLAG_PREFLUSH : 0) :
 						  0,
+				.cgid = by_cgroup ? v->cgid : 0,
 			};
 
 			if (error)

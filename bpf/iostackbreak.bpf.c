@@ -28,6 +28,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Shared state and the helpers around it. */
 #include "record.bpf.h" /* histograms, breakdowns, drops */
+#include "cgpath.bpf.h" /* -G: the paths of cgroups */
 #include "filter.bpf.h" /* which tasks are traced */
 #include "thread.bpf.h" /* the per-thread slot of open calls */
 #include "files.bpf.h"	/* a call's file, position and size; --file */

@@ -156,15 +156,30 @@ enum fd_kind {
 #define RQ_FLAG_PREFLUSH (1U << 3)
 #define NR_RQ_FLAGS 4
 
-/* Key of a cell broken down by process, disk or request flags. */
+/* Key of a cell broken down by process, disk, request flags or cgroup. */
 struct breakdown_key {
 	__u32 cell_idx; /* CELL_INDEX(layer, op) */
 	__u32 tgid;	/* -P: the process (blk: its submitter); else 0 */
 	__u32 dev;	/* -D: kernel dev_t of the disk (blk only); else 0 */
 	__u32 flags;	/* -F: RQ_FLAG_* (blk only); else 0 */
+	__u64 cgid;	/* -G: cgroup v2 id (blk: the submitter's); else 0 */
 };
 
 #define COMM_LEN 16
+
+/*
+ * -G: a cgroup's path as the kernel had it when its first call or request
+ * was recorded (cgroup_paths map), so that a cgroup gone before user space
+ * looks still has a name. names[0] is the cgroup's own, names[depth - 1]
+ * the one below the root; truncated: there were more above.
+ */
+#define CG_PATH_DEPTH 8
+#define CG_NAME_LEN 128
+struct cgroup_path {
+	__u32 depth;
+	__u32 truncated;
+	char names[CG_PATH_DEPTH][CG_NAME_LEN];
+};
 
 struct breakdown_cell {
 	char comm[COMM_LEN];   /* the process's name when the key was created */
@@ -417,6 +432,7 @@ struct rq_start {
 	__u32 tid;	     /* submitter thread, when its call is followed (events) */
 	__u64 alloc_ns;	     /* rq->start_time_ns: tells a requeue (same) from a reuse */
 	__u64 call_ns;	     /* the submitter's call (events); 0: none */
+	__u64 cgid;	     /* submitter's cgroup v2 id, for -G */
 };
 
 /* The parts of an io_uring request (cells.def). */

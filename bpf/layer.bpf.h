@@ -220,14 +220,26 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 		record_call(ts, op, delta);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
 		emit_call(ts, layer, op, start, now, ret);
-	if (by_pid) {
-		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op), .tgid = id >> 32 };
+	if (by_pid || by_cgroup) {
+		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op) };
 		char comm[COMM_LEN];
 
-		bpf_get_current_comm(comm, sizeof(comm));
-		record_breakdown(&key, comm, delta);
-		if (root_done)
+		/* -G: the cgroup the thread is in now, at the end of its call. */
+		if (by_cgroup) {
+			key.cgid = bpf_get_current_cgroup_id();
+			cgroup_path_note(key.cgid);
+		}
+		if (by_pid) {
+			key.tgid = id >> 32;
+			bpf_get_current_comm(comm, sizeof(comm));
+		}
+		record_breakdown(&key, by_pid ? comm : NULL, delta);
+		/* The calls of a process stay one row per process (JSON's
+		 * breakdown_by_process): its parts are found by tgid. */
+		if (root_done && by_pid) {
+			key.cgid = 0;
 			record_call_by_pid(ts, op, delta, &key, comm);
+		}
 	}
 	return 0;
 }

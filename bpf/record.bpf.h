@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Where every timed value lands: the per-CPU histograms of the cells, the
- * breakdown by process, disk or flags (-P/-D/-F), and the drops counted
+ * breakdown by process, disk, flags or cgroup (-P/-D/-F/-G), and the drops
+ * counted
  * when something could not be recorded. Owns the maps cells,
  * breakdown_cells, breakdown_zero and drops.
  *
@@ -16,6 +17,7 @@
 const volatile bool by_pid;   /* -P */
 const volatile bool by_disk;  /* -D */
 const volatile bool by_flags; /* -F */
+const volatile bool by_cgroup; /* -G */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

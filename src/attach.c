@@ -510,7 +510,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 		return -1;
 	}
 	knobs_set(t->skel, cfg, tg, plan, task_storage, hash_slots);
-	t->breaking_down = cfg->per_process || cfg->per_disk || cfg->per_flags;
+	t->breaking_down = config_breaks_down(cfg);
 	progtab_resolve(&t->progs, t->skel);
 	if (select_programs(t, plan, knobs_follow_children(cfg),
 			    plan->split_layer >= 0 && cfg->offcpu, err, errsz))

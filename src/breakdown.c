@@ -15,6 +15,8 @@ static int key_cmp(const struct breakdown_key *a, const struct breakdown_key *b)
 		return a->dev < b->dev ? -1 : 1;
 	if (a->flags != b->flags)
 		return a->flags < b->flags ? -1 : 1;
+	if (a->cgid != b->cgid)
+		return a->cgid < b->cgid ? -1 : 1;
 	return 0;
 }
 
@@ -71,6 +73,7 @@ int breakdown_diff(struct breakdown_set *out, const struct breakdown_set *cur,
 			continue;
 		o->key = c->key;
 		memcpy(o->comm, c->comm, sizeof(o->comm));
+		o->cgroup = c->cgroup;
 		out->n++;
 	}
 	return 0;

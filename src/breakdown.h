@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Cells broken down by process, disk or request flags (-P, -D, -F):
+/* Cells broken down by process, disk, request flags or cgroup (-P, -D, -F, -G):
  * interval differences and ranking, independent of the kernel. */
 #ifndef BREAKDOWN_H
 #define BREAKDOWN_H
@@ -11,6 +11,7 @@
 struct breakdown_entry {
 	struct breakdown_key key;
 	char comm[COMM_LEN];
+	const char *cgroup; /* -G: the path of key.cgid (cgname.h); NULL: unknown */
 	struct cell_hist cell;
 };
 

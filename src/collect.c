@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgname.h"
 #include "collect.h"
 #include "layers.h"
 #include "iostackbreak.skel.h"
@@ -166,7 +167,33 @@ uint64_t tracer_drops(struct tracer *t, unsigned int reason)
 	return reason < NR_DROP_REASONS ? drops[reason] : 0;
 }
 
-/* Every key of the breakdown map; keys only appear, so the walk is safe. */
+/*
+ * -G: the name of a cgroup: its directory's path now, else (gone) the one
+ * the kernel noted when it first saw it, "/a/b" from names[] leaf first.
+ */
+static const char *cgroup_of(struct tracer *t, uint64_t id)
+{
+	const char *name = cgroup_name(id);
+	struct cgroup_path p;
+	char path[CG_PATH_DEPTH * CG_NAME_LEN + 8];
+	size_t used = 0;
+
+	if (name || bpf_map__lookup_elem(t->skel->maps.cgroup_paths, &id, sizeof(id), &p,
+					 sizeof(p), 0))
+		return name;
+	if (p.truncated)
+		used = (size_t)snprintf(path, sizeof(path), "/...");
+	for (unsigned int i = p.depth < CG_PATH_DEPTH ? p.depth : CG_PATH_DEPTH; i-- > 0;) {
+		p.names[i][CG_NAME_LEN - 1] = '\0';
+		used += (size_t)snprintf(path + used, sizeof(path) - used, "/%s", p.names[i]);
+	}
+	if (!used)
+		snprintf(path, sizeof(path), "/");
+	return cgroup_name_fallback(id, path);
+}
+
+/* Every key of the breakdown map; keys only appear while it is walked (-G's
+ * expiry deletes them after, in the same thread), so the walk is safe. */
 static int read_breakdowns(struct tracer *t, struct snapshot *snap)
 {
 	int fd = bpf_map__fd(t->skel->maps.breakdown_cells);
@@ -187,6 +214,9 @@ static int read_breakdowns(struct tracer *t, struct snapshot *snap)
 		e->key = key;
 		memcpy(e->comm, value.comm, sizeof(e->comm));
 		e->comm[COMM_LEN - 1] = '\0';
+		/* Named now, while the cgroup is likely still there. */
+		if (key.cgid)
+			e->cgroup = cgroup_of(t, key.cgid);
 		cell_add(&e->cell, &value.cell);
 	}
 	breakdown_sort_by_key(&snap->breakdowns);
@@ -287,4 +317,58 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 void snapshot_free(struct snapshot *snap)
 {
 	breakdown_free(&snap->breakdowns);
+}
+
+/* Adds id to the set *v of *n ids, once. */
+static void add_once(uint64_t **v, unsigned int *n, uint64_t id)
+{
+	uint64_t *grown;
+
+	for (unsigned int i = 0; i < *n; i++)
+		if ((*v)[i] == id)
+			return;
+	grown = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!grown)
+		return; /* not forgotten: a few bytes kept */
+	*v = grown;
+	(*v)[(*n)++] = id;
+}
+
+unsigned int snapshot_expire_cgroups(struct tracer *t, struct snapshot *snap,
+				     unsigned int grace_s, double now)
+{
+	int fd = bpf_map__fd(t->skel->maps.breakdown_cells);
+	struct breakdown_set *set = &snap->breakdowns;
+	uint64_t last = 0, *gone = NULL;
+	unsigned int nr_gone = 0;
+	bool expired = false;
+	size_t kept = 0;
+
+	/* Keys come by cell, then by cgroup (with -P, by process first): ask
+	 * about a cgroup once per run of its keys. */
+	for (size_t i = 0; i < set->n; i++) {
+		struct breakdown_entry *e = &set->v[i];
+
+		if (e->key.cgid && e->key.cgid != last) {
+			last = e->key.cgid;
+			expired = cgroup_gone_for(last, now) >= grace_s;
+			if (expired)
+				add_once(&gone, &nr_gone, last);
+		}
+		if (e->key.cgid && expired) {
+			/* The kernel may write the key again (a late request of
+			 * the cgroup): it comes back, and goes again. */
+			bpf_map_delete_elem(fd, &e->key);
+			continue;
+		}
+		set->v[kept++] = *e;
+	}
+	set->n = kept;
+	/* Forgotten after the walk: an id may have several runs. */
+	for (unsigned int i = 0; i < nr_gone; i++) {
+		bpf_map__delete_elem(t->skel->maps.cgroup_paths, &gone[i], sizeof(gone[i]), 0);
+		cgroup_forget(gone[i]);
+	}
+	free(gone);
+	return nr_gone;
 }

@@ -17,6 +17,7 @@ typedef struct iostackbreak_bpf__rodata rodata_t;
 	X(per_process, by_pid)                                                                     \
 	X(per_disk, by_disk)                                                                       \
 	X(per_flags, by_flags)                                                                     \
+	X(per_cgroup, by_cgroup)                                                                   \
 	X(queued, blk_queued)                                                                      \
 	X(all_fds, all_fds)
 
@@ -89,7 +90,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 {
 	rodata_t *ro = skel->rodata;
 	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
-	bool breaking_down = cfg->per_process || cfg->per_disk || cfg->per_flags;
+	bool breaking_down = config_breaks_down(cfg);
 
 	for (unsigned int i = 0; i < sizeof(same_as_option) / sizeof(same_as_option[0]); i++)
 		memcpy((char *)ro + same_as_option[i].global,
@@ -127,10 +128,14 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	}
 	if (!ro->follow_children)
 		bpf_map__set_max_entries(skel->maps.followed, 1);
-	if (cfg->max_keys)
+	if (cfg->max_keys) {
 		bpf_map__set_max_entries(skel->maps.breakdown_cells, cfg->max_keys);
+		bpf_map__set_max_entries(skel->maps.cgroup_paths, cfg->max_keys);
+	}
 	if (!breaking_down)
 		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
+	if (!cfg->per_cgroup)
+		bpf_map__set_max_entries(skel->maps.cgroup_paths, 1);
 	if (!blk)
 		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
 	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)

@@ -88,6 +88,13 @@ int metrics_render(void *ctx, FILE *out)
 	/* The HTTP thread and the textfile timer may both be here. */
 	pthread_mutex_lock(&m->lock);
 	ret = snapshot_take(m->tracer, &m->snap);
+	if (!ret && m->cfg->per_cgroup) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		snapshot_expire_cgroups(m->tracer, &m->snap, m->cfg->cgroup_grace,
+					(double)now.tv_sec + now.tv_nsec / 1e9);
+	}
 	/* Counts since start: the report of the snapshot against nothing. */
 	if (!ret)
 		ret = report_build(&m->rep, m->cfg, m->plan, &m->snap, NULL, 0, disk_name_kdev);

@@ -5,7 +5,6 @@
 #include "opt_values.h"
 
 #define WITH_BLK(cfg) ((cfg)->layers & (1U << LAYER_BLK))
-#define BREAKING_DOWN(cfg) ((cfg)->per_disk || (cfg)->per_process || (cfg)->per_flags)
 
 int opt_check_pid(struct config *cfg)
 {
@@ -52,17 +51,29 @@ int opt_check_per_flags(struct config *cfg)
 	return 0;
 }
 
+/* Printed reports keep every cgroup they saw: a grace has meaning only
+ * where the same counters are exported again and again. */
+int opt_check_cgroup_grace(struct config *cfg)
+{
+	if (cfg->cgroup_grace && (!cfg->per_cgroup || (!cfg->prometheus && !cfg->textfile)))
+		return opt_fail(cfg, "--cgroup-grace keeps gone cgroups of -G in exporter mode: "
+				     "add -G and --prometheus or --textfile");
+	if (!cfg->cgroup_grace && cfg->per_cgroup)
+		cfg->cgroup_grace = 300;
+	return 0;
+}
+
 int opt_check_top(struct config *cfg)
 {
-	if (cfg->top && !BREAKING_DOWN(cfg))
-		return opt_fail(cfg, "--top ranks the keys of -D, -P or -F: add one of them");
+	if (cfg->top && !config_breaks_down(cfg))
+		return opt_fail(cfg, "--top ranks the keys of -D, -P, -F or -G: add one of them");
 	return 0;
 }
 
 int opt_check_max_keys(struct config *cfg)
 {
-	if (cfg->max_keys && !BREAKING_DOWN(cfg))
-		return opt_fail(cfg, "--max-keys sizes the keys of -D, -P or -F: add one of them");
+	if (cfg->max_keys && !config_breaks_down(cfg))
+		return opt_fail(cfg, "--max-keys sizes the keys of -D, -P, -F or -G: add one of them");
 	return 0;
 }
 

@@ -198,6 +198,7 @@ enum long_only_keys {
 	OPT_HEATMAP,
 	OPT_LIVE,
 	OPT_ALL_FDS,
+	OPT_CGROUP_GRACE,
 };
 
 /*
@@ -271,14 +272,23 @@ static const struct opt_row rows[] = {
 	  .check = opt_check_per_disk },
 	{ "per-process", 'P', NULL, "One cell per process (block layer: the submitting process)",
 	  SET(per_process) },
+	{ "per-cgroup", 'G', NULL,
+	  "One cell per cgroup v2, every layer (block layer: the submitter's), named by "
+	  "its path, with the container and pod ids the path holds",
+	  SET(per_cgroup) },
+	{ "cgroup-grace", OPT_CGROUP_GRACE, "SECONDS",
+	  "With -G in exporter mode: a cgroup that is gone leaves the scrape (and the "
+	  "kernel's map) after SECONDS (default 300)",
+	  NUMBER(cgroup_grace, 0, "--cgroup-grace", "a whole number of seconds, 1 or more"),
+	  .check = opt_check_cgroup_grace, .once = true },
 	{ "flags", 'F', NULL,
 	  "Block layer: one cell per set of request flags (sync, meta, fua, preflush)",
 	  SET(per_flags), .check = opt_check_per_flags },
-	{ "top", OPT_TOP, "N", "With -D, -P or -F: show the N busiest keys per cell",
+	{ "top", OPT_TOP, "N", "With -D, -P, -F or -G: show the N busiest keys per cell",
 	  NUMBER(top, 0, "--top", "a whole number, 1 or more"), .check = opt_check_top,
 	  .once = true },
 	{ "max-keys", OPT_MAX_KEYS, "N",
-	  "With -D, -P or -F: room for N keys in the kernel (default 2048); events of "
+	  "With -D, -P, -F or -G: room for N keys in the kernel (default 2048); events of "
 	  "keys beyond it are counted as dropped",
 	  NUMBER(max_keys, 1 << 20, "--max-keys", "a whole number from 1 to 1048576"),
 	  .check = opt_check_max_keys, .once = true },
@@ -518,6 +528,11 @@ int parse_options(int argc, char **argv, struct config *cfg)
 			if (rows[i].check && rows[i].check_last == last && rows[i].check(cfg))
 				return 2;
 	return 0;
+}
+
+bool config_breaks_down(const struct config *cfg)
+{
+	return cfg->per_disk || cfg->per_process || cfg->per_flags || cfg->per_cgroup;
 }
 
 const char *unit_name(enum unit unit)

@@ -27,6 +27,8 @@ struct config {
 	bool per_disk;	       /* -D: blk cells by disk */
 	bool per_process;      /* -P: cells by process */
 	bool per_flags;	       /* -F: blk cells by request flags */
+	bool per_cgroup;       /* -G: cells by cgroup v2 */
+	unsigned int cgroup_grace; /* --cgroup-grace: seconds a gone cgroup stays exported */
 	unsigned int top;      /* --top: keys shown per cell in text; 0: all */
 	unsigned int max_keys; /* --max-keys: room of the breakdown map; 0: default */
 	bool timestamp;	       /* --timestamp on each report */
@@ -78,6 +80,9 @@ struct config {
  * what is wrong and what to do). Never exits; --help sets help_shown.
  */
 int parse_options(int argc, char **argv, struct config *cfg);
+
+/* Are cells broken down by key (-P, -D, -F or -G)? */
+bool config_breaks_down(const struct config *cfg);
 
 const char *unit_name(enum unit unit);
 /* The word of --attach that forces a method ("auto" for METHOD_NONE). */

@@ -239,7 +239,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* Parts and events give each call its block requests and bytes. */
 	bool call_bytes = split_calls || cfg->slower || cfg->trace;
 	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
-			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->slower ||
+			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
+			   cfg->slower ||
 			   cfg->trace || cfg->nr_files;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {

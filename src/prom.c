@@ -97,9 +97,10 @@ size_t prom_label_value(char *buf, size_t sz, const char *value)
 
 /* The label set of one series, escaped once for all its lines. Large
  * enough for the longest: a skipped cell's reason (400 bytes, each of
- * which may grow to 3). */
+ * which may grow to 3), or -G's cgroup path (up to PATH_MAX, the same)
+ * beside the other labels of a key. */
 struct labels {
-	char buf[2048];
+	char buf[2048 + 3 * 4096];
 	size_t len;
 };
 
@@ -183,6 +184,15 @@ static void breakdown_labels(struct labels *l, const struct report *r,
 		else
 			format_kdev(e->key.dev, buf, sizeof(buf));
 		label(l, "disk", buf);
+	}
+	if (r->cfg->per_cgroup) {
+		struct cgroup_ids ids;
+		char id[32];
+		const char *name = report_cgroup_name(e, id, sizeof(id), &ids);
+
+		label(l, "cgroup", name ? name : "");
+		label(l, "container_id", ids.container);
+		label(l, "pod_uid", ids.pod);
 	}
 	if (r->cfg->per_flags && layer == LAYER_BLK) {
 		if (e->key.flags)

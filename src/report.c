@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "cgname.h"
 #include "layers.h"
 #include "report.h"
 
@@ -89,9 +90,23 @@ bool report_layer_broken_down(const struct report *r, unsigned int layer)
 {
 	if (!r->breakdowns)
 		return false;
-	if (r->cfg->per_process)
+	if (r->cfg->per_process || r->cfg->per_cgroup)
 		return true;
 	return layer == LAYER_BLK && (r->cfg->per_disk || r->cfg->per_flags);
+}
+
+const char *report_cgroup_name(const struct breakdown_entry *e, char *buf, size_t sz,
+			       struct cgroup_ids *ids)
+{
+	const char *name = e->cgroup;
+
+	if (!name && e->key.cgid) {
+		snprintf(buf, sz, "#%llu", (unsigned long long)e->key.cgid);
+		name = buf;
+	}
+	cgroup_runtime_ids(e->cgroup ? e->cgroup : "", ids->container, sizeof(ids->container),
+			   ids->pod, sizeof(ids->pod));
+	return name;
 }
 
 const char *drop_reason_name(unsigned int reason)
@@ -323,7 +338,7 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		for (unsigned int o = 0; o < NR_OPS; o++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
 				r->left_out[l][o][k] = cur->left_out[l][o][k] - prev->left_out[l][o][k];
-	if (cfg->per_process || cfg->per_disk || cfg->per_flags) {
+	if (config_breaks_down(cfg)) {
 		if (breakdown_diff(&r->own_breakdowns, &cur->breakdowns, &prev->breakdowns))
 			return -ENOMEM;
 		breakdown_sort_for_report(&r->own_breakdowns);

@@ -118,6 +118,19 @@ uint64_t report_layer_events(const struct report *r, unsigned int layer);
 /* Is this layer broken down in this report? */
 bool report_layer_broken_down(const struct report *r, unsigned int layer);
 
+/*
+ * -G: the name of e's cgroup: its path from the cgroup v2 root, "#ID" when
+ * it went before it could be named, or NULL where nobody can be named (a
+ * device flush asked for by a request that began before the run: id 0).
+ * The container id and pod uid in the path go to ids (cgname.h).
+ */
+struct cgroup_ids {
+	char container[80];
+	char pod[40];
+};
+const char *report_cgroup_name(const struct breakdown_entry *e, char *buf, size_t sz,
+			       struct cgroup_ids *ids);
+
 const char *drop_reason_name(unsigned int reason);
 
 /* "pipe", "socket", "other": a kind of file calls are left out on. */

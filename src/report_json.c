@@ -66,6 +66,21 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 		json_object_object_add(o, "disk", json_object_new_string(name));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
+	if (r->cfg->per_cgroup) {
+		struct cgroup_ids ids;
+		char id[32];
+		const char *name = report_cgroup_name(e, id, sizeof(id), &ids);
+
+		/* null, not "#ID": a reader tells a path from nothing known. */
+		json_object_object_add(o, "cgroup",
+				       e->cgroup ? json_object_new_string(name) : NULL);
+		json_object_object_add(o, "cgroup_id", json_object_new_uint64(e->key.cgid));
+		json_object_object_add(o, "container_id",
+				       ids.container[0] ? json_object_new_string(ids.container)
+							: NULL);
+		json_object_object_add(o, "pod_uid",
+				       ids.pod[0] ? json_object_new_string(ids.pod) : NULL);
+	}
 	if (r->cfg->per_flags && layer == LAYER_BLK) {
 		json_object *flags = json_object_new_array();
 

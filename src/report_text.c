@@ -102,22 +102,22 @@ static bool errors_column(const struct report *r)
 	return r->plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 }
 
+/* The ERRORS column, then tail (a last column of any width) if any. */
 static void print_errors(FILE *out, const struct report *r, unsigned int layer,
-			 const struct cell_hist *c)
+			 const struct cell_hist *c, const char *tail)
 {
-	if (!errors_column(r))
-		fputc('\n', out);
-	else if (layer != LAYER_BLK)
-		fprintf(out, " %8s\n", "-");
-	else
-		fprintf(out, " %8llu\n", (unsigned long long)c->errors);
+	if (errors_column(r) && layer != LAYER_BLK)
+		fprintf(out, " %8s", "-");
+	else if (errors_column(r))
+		fprintf(out, " %8llu", (unsigned long long)c->errors);
+	fprintf(out, "%s%s\n", tail ? " " : "", tail ? tail : "");
 }
 
-static void print_errors_header(FILE *out, const struct report *r)
+static void print_errors_header(FILE *out, const struct report *r, const char *tail)
 {
 	if (errors_column(r))
 		fprintf(out, " %8s", "ERRORS");
-	fputc('\n', out);
+	fprintf(out, "%s%s\n", tail ? " " : "", tail ? tail : "");
 }
 
 /*
@@ -146,6 +146,25 @@ static const char *shown_comm(const struct breakdown_entry *e, char *buf, size_t
 	return buf;
 }
 
+/*
+ * -G: the container id as `docker ps` shortens it and the pod uid, in
+ * columns; the cgroup's path (#ID when it went before it could be named,
+ * "-" for requests nobody can be named for) into path, for the last
+ * column: paths are long, and one that is not printable (a directory may
+ * be named with a newline) cannot break the table.
+ */
+static void text_cgroup(FILE *out, const struct breakdown_entry *e, char *path, size_t sz)
+{
+	struct cgroup_ids ids;
+	char id[32];
+	const char *name = report_cgroup_name(e, id, sizeof(id), &ids);
+
+	snprintf(path, sz, "%s", name ? name : "-");
+	printable_line(path, sz);
+	fprintf(out, " %-12.12s %-36s", ids.container[0] ? ids.container : "-",
+		ids.pod[0] ? ids.pod : "-");
+}
+
 static void text_breakdown_rows(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
@@ -159,13 +178,15 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 		fprintf(out, " %-12s", "DISK");
 	if (r->cfg->per_flags)
 		fprintf(out, " %-20s", "FLAGS");
+	if (r->cfg->per_cgroup)
+		fprintf(out, " %-12s %-36s", "CONTAINER", "POD");
 	fprintf(out, " %10s %12s %12s %12s %12s %12s %14s", "COUNT", "AVG", "P50", "P90", "P99",
 		"MAX", "TOTAL");
-	print_errors_header(out, r);
+	print_errors_header(out, r, r->cfg->per_cgroup ? "CGROUP" : NULL);
 	for (size_t i = 0; i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int layer = CELL_LAYER(e->key.cell_idx), op = CELL_OP(e->key.cell_idx);
-		char st[6][32];
+		char st[6][32], path[4 * 4096 + 1];
 
 		if (layer >= NR_LAYERS || !report_layer_broken_down(r, layer) ||
 		    (!e->cell.count && !e->cell.errors))
@@ -197,10 +218,12 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 					sizeof(flags));
 			fprintf(out, " %-20s", flags);
 		}
+		if (r->cfg->per_cgroup)
+			text_cgroup(out, e, path, sizeof(path));
 		fprintf(out, " %10llu %12s %12s %12s %12s %12s %14s",
 			(unsigned long long)e->cell.count, st[0], st[1], st[2], st[3], st[4],
 			st[5]);
-		print_errors(out, r, layer, &e->cell);
+		print_errors(out, r, layer, &e->cell, r->cfg->per_cgroup ? path : NULL);
 	}
 }
 
@@ -276,7 +299,7 @@ static void text_cells_end(struct sink *s, const struct report *r)
 
 	fprintf(out, "\n%-8s %-7s %10s %12s %12s %12s %12s %12s %14s", "LAYER", "OP", "COUNT",
 		"AVG", "P50", "P90", "P99", "MAX", "TOTAL");
-	print_errors_header(out, r);
+	print_errors_header(out, r, NULL);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_hist *c = &r->cells[layer][op];
@@ -288,7 +311,7 @@ static void text_cells_end(struct sink *s, const struct report *r)
 			fprintf(out, "%-8s %-7s %10llu %12s %12s %12s %12s %12s %14s",
 				layer_name(layer), op_name(layer, op), (unsigned long long)c->count,
 				st[0], st[1], st[2], st[3], st[4], st[5]);
-			print_errors(out, r, layer, c);
+			print_errors(out, r, layer, c, NULL);
 		}
 	}
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Breakdowns (-P, -D, -F) and report assembly: the interval difference key
+ * Breakdowns (-P, -D, -F, -G) and report assembly: the interval difference key
  * by key, the order rows are printed in and --top, the strings of flags and
  * devices, and the --stats difference, each against values worked out by
  * hand from the samples the test records.
@@ -20,6 +20,20 @@ static struct breakdown_entry entry(unsigned int layer, unsigned int op, uint32_
 	snprintf(e.comm, sizeof(e.comm), "%s", comm);
 	cell_from_samples(&e.cell, ns, n);
 	return e;
+}
+
+/* The report as the text (json false) or JSON sink writes it, into m. */
+static const char *render(struct membuf *m, const struct report *r, bool json)
+{
+	struct sink sink;
+
+	if (json)
+		sink_json_open(&sink, membuf_open(m));
+	else
+		sink_text_open(&sink, membuf_open(m), UNIT_NS);
+	cr_assert_eq(sink_write(&sink, r), 0);
+	sink_close(&sink);
+	return membuf_close(m);
 }
 
 static const uint64_t a3[] = { 100, 200, 300 }, a5[] = { 100, 200, 300, 400, 500 };
@@ -84,7 +98,6 @@ Test(breakdown, top_keeps_the_busiest_rows_per_cell)
 	};
 	struct breakdown_set set = { v, ARRAY_SIZE(v) };
 	struct membuf m;
-	struct sink sink;
 	const char *text;
 
 	plan.cells[LAYER_SYSCALL][FSOP_READ] =
@@ -94,10 +107,7 @@ Test(breakdown, top_keeps_the_busiest_rows_per_cell)
 	r.breakdowns = &set;
 	r.cfg = &cfg;
 	breakdown_sort_for_report(&set);
-	sink_text_open(&sink, membuf_open(&m), UNIT_NS);
-	cr_assert_eq(sink_write(&sink, &r), 0);
-	sink_close(&sink);
-	text = membuf_close(&m);
+	text = render(&m, &r, false);
 	cr_assert_not_null(strstr(text, " 222 two "), "%s", text);
 	cr_assert_not_null(strstr(text, " 111 one "), "%s", text);
 	cr_assert_null(strstr(text, " 333 three "), "--top 2 shows a third row: %s", text);
@@ -160,4 +170,62 @@ Test(breakdown, report_build_differences)
 	cr_assert_eq(r.cells[LAYER_SYSCALL][FSOP_READ].count, 5);
 	cr_assert_eq(r.stats->layers[LAYER_BLK].runs, 1000);
 	report_release(&r);
+}
+
+/*
+ * -G: rows named by cgroup path (#ID when it went before it could be
+ * named, "-" for a request nobody can be named for), with the container id
+ * as docker ps shortens it and the pod uid; JSON with the whole ids.
+ */
+Test(breakdown, per_cgroup_rows_in_text_and_json)
+{
+	static const char path[] = "/kubepods.slice/kubepods-pod0b7c4f5e_2d1a_4c3b_8e9f_"
+				   "7a6b5c4d3e2f.slice/cri-containerd-"
+				   "9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e"
+				   ".scope";
+	static struct plan plan;
+	static struct report r;
+	static struct config cfg = { .per_cgroup = true, .no_verdict = true };
+	struct breakdown_entry v[] = {
+		entry(LAYER_SYSCALL, FSOP_READ, 0, "", a5, 5),
+		entry(LAYER_SYSCALL, FSOP_READ, 0, "", a3, 3),
+		entry(LAYER_BLK, BLKOP_READ, 0, "", b1, 1),
+	};
+	struct breakdown_set set = { v, ARRAY_SIZE(v) };
+	struct membuf m;
+	const char *text;
+
+	v[0].key.cgid = 4242;
+	v[0].cgroup = path;
+	v[1].key.cgid = 77; /* gone before it could be named */
+	plan.cells[LAYER_SYSCALL][FSOP_READ] =
+	    (struct cell_plan){ .wanted = true, .src = METHOD_TRACEPOINT };
+	plan.cells[LAYER_BLK][BLKOP_READ] = plan.cells[LAYER_SYSCALL][FSOP_READ];
+	r.plan = &plan;
+	r.breakdowns = &set;
+	r.cfg = &cfg;
+	breakdown_sort_for_report(&set);
+
+	text = render(&m, &r, false);
+	cr_assert_not_null(strstr(text, path), "%s", text);
+	/* The path last: long ones do not push the numbers out of line. */
+	cr_assert_eq(strstr(text, path)[strlen(path)], '\n', "%s", text);
+	cr_assert_not_null(strstr(text, " ERRORS CGROUP\n"), "%s", text);
+	cr_assert_not_null(strstr(text, " 9e9e9e9e9e9e 0b7c4f5e-2d1a-4c3b-8e9f-7a6b5c4d3e2f "),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, " #77\n"), "%s", text);
+	/* The flush of a request begun before the run: no cgroup. */
+	cr_assert_not_null(strstr(text, "        0 -\n"), "%s", text);
+	membuf_free(&m);
+
+	text = render(&m, &r, true);
+	cr_assert_not_null(strstr(text, "\"cgroup_id\":4242"), "%s", text);
+	cr_assert_not_null(strstr(text, "\"container_id\":\"9e9e9e9e9e9e9e9e"), "%s", text);
+	cr_assert_not_null(strstr(text, "\"pod_uid\":\"0b7c4f5e-2d1a-4c3b-8e9f-7a6b5c4d3e2f\""),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "\"cgroup\":null,\"cgroup_id\":77,\"container_id\":null,"
+					"\"pod_uid\":null"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "\"cgroup\":null,\"cgroup_id\":0,"), "%s", text);
+	membuf_free(&m);
 }

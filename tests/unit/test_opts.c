@@ -102,6 +102,20 @@ static const struct ok_case ok_cases[] = {
 		    .per_flags = true } },
 	{ .args = { "-P", "--top", "5", "--max-keys", "100", NULL },
 	  .want = { DEF, .per_process = true, .top = 5, .max_keys = 100 } },
+	/* -G alone, on every layer; its grace defaults to 300 s. */
+	{ .args = { "-G", NULL }, .want = { DEF, .per_cgroup = true, .cgroup_grace = 300 } },
+	{ .args = { "--per-cgroup", "-T", "vfs", "--top", "3", "--max-keys", "64", NULL },
+	  .want = { .layers = LAYER(LAYER_VFS),
+		    .layers_given = true,
+		    .per_cgroup = true,
+		    .cgroup_grace = 300,
+		    .top = 3,
+		    .max_keys = 64 } },
+	{ .args = { "-G", "--prometheus=9633", "--cgroup-grace=5", NULL },
+	  .want = { DEF, .per_cgroup = true, .cgroup_grace = 5, .prometheus = true,
+		    .prom_addr = "127.0.0.1", .prom_port = 9633 } },
+	{ .args = { "-G", "--textfile=/tmp", "--cgroup-grace", "1", NULL },
+	  .want = { DEF, .per_cgroup = true, .cgroup_grace = 1, .textfile = "/tmp" } },
 	{ .args = { "--timestamp", NULL }, .want = { DEF, .timestamp = true } },
 	{ .args = { "--duration", "30", NULL }, .want = { DEF, .duration = 30 } },
 	{ .args = { "-d", "nvme0n1", NULL }, .want = { DEF, .disk = "nvme0n1" } },
@@ -231,6 +245,9 @@ static void check_ok(const struct ok_case *tc)
 	cr_assert_eq(cfg.per_disk, w->per_disk, "[%s] per_disk", what);
 	cr_assert_eq(cfg.per_process, w->per_process, "[%s] per_process", what);
 	cr_assert_eq(cfg.per_flags, w->per_flags, "[%s] per_flags", what);
+	cr_assert_eq(cfg.per_cgroup, w->per_cgroup, "[%s] per_cgroup", what);
+	cr_assert_eq(cfg.cgroup_grace, w->cgroup_grace, "[%s] cgroup_grace %u, want %u", what,
+		     cfg.cgroup_grace, w->cgroup_grace);
 	cr_assert_eq(cfg.top, w->top, "[%s] top %u, want %u", what, cfg.top, w->top);
 	cr_assert_eq(cfg.max_keys, w->max_keys, "[%s] max_keys %u, want %u", what, cfg.max_keys,
 		     w->max_keys);
@@ -320,6 +337,12 @@ static const struct bad_case bad_cases[] = {
 	{ { "-P", "--top", "0", NULL }, "'0'" },
 	{ { "--max-keys", "5", NULL }, "--max-keys" },
 	{ { "-P", "--max-keys", "1048577", NULL }, "'1048577'" },
+	{ { "--cgroup-grace=5", "--prometheus=9633", NULL }, "add -G" },
+	{ { "-G", "--cgroup-grace=5", NULL }, "--prometheus or --textfile" },
+	{ { "-G", "--prometheus=9633", "--cgroup-grace=0", NULL }, "invalid --cgroup-grace '0'" },
+	{ { "-G", "--prometheus=9633", "--cgroup-grace=1m", NULL }, "'1m'" },
+	{ { "-G", "--prometheus=9633", "--cgroup-grace=1", "--cgroup-grace=2", NULL },
+	  "--cgroup-grace given twice" },
 	{ { "--duration", "0", NULL }, "'0'" },
 	{ { "--duration", "5", "--", "cmd", NULL }, "--duration" },
 	{ { "--duration", "5", "--plan", NULL }, "--duration" },

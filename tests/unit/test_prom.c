@@ -485,3 +485,44 @@ Test(prom, left_out_calls)
 	cr_assert_null(strstr(text, "iostackbreak_left_out_calls_total"), "%s", text);
 	free(text);
 }
+
+/* -G: the labels cgroup, container_id and pod_uid, on every layer's keys;
+ * "" where the path names no container or pod, or no cgroup is known. */
+Test(prom, per_cgroup_labels)
+{
+	static const char pod[] = "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-"
+				  "pod1f2e3d4c_5b6a_4978_8695_a4b3c2d1e0f9.slice/docker-"
+				  "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+				  ".scope";
+	unsigned int rd = CELL_INDEX(LAYER_SYSCALL, FSOP_READ),
+		     blk = CELL_INDEX(LAYER_BLK, BLKOP_READ);
+	char *text;
+
+	make_report();
+	key(&entries[0], rd, 0, "", 0, 0, 4, 3000);
+	entries[0].key.cgid = 11;
+	entries[0].cgroup = pod;
+	key(&entries[1], rd, 0, "", 0, 0, 2, 3000);
+	entries[1].key.cgid = 12;
+	entries[1].cgroup = "/system.slice/cron.service";
+	key(&entries[2], blk, 0, "", 0, 0, 1, 3000);
+	set.n = 3;
+	rep.breakdowns = &set;
+	rep_cfg.per_cgroup = true;
+	text = render();
+	cr_assert_not_null(
+	    strstr(text, "_count{layer=\"syscall\",op=\"read\",cgroup=\"" "/kubepods.slice/"
+			 "kubepods-besteffort.slice/kubepods-besteffort-pod1f2e3d4c_5b6a_4978_8695_"
+			 "a4b3c2d1e0f9.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789"
+			 "abcdef0123456789.scope\",container_id=\"abcdef0123456789abcdef0123456789"
+			 "abcdef0123456789abcdef0123456789\",pod_uid=\"1f2e3d4c-5b6a-4978-8695-"
+			 "a4b3c2d1e0f9\"} 4\n"),
+	    "%s", text);
+	cr_assert_not_null(strstr(text, "_count{layer=\"syscall\",op=\"read\",cgroup=\"/system."
+					"slice/cron.service\",container_id=\"\",pod_uid=\"\"} 2\n"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "_count{layer=\"blk\",op=\"read\",cgroup=\"\","
+					"container_id=\"\",pod_uid=\"\"} 1\n"),
+			   "%s", text);
+	free(text);
+}
