@@ -22,7 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import Skip, Tool, Work, cell, kernel_skips_pid1
+from harness import Skip, Tool, Work, cell, kernel_skips_pid1, make_cgroup, remove_cgroup
 from test_host import one_line_error
 
 TESTS = []
@@ -521,4 +521,128 @@ def an_exporter_keeps_serving_after_its_p_targets_exit():
         samples = parse_exposition(body)
         assert value(samples, LATENCY + "_count", layer="syscall", op="read") == 400
         rc, _, err = tool.stop()
+        assert rc == 0, err
+
+
+def promtool_check(text):
+    """promtool check metrics on an exposition: no error, no warning."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        raise Skip("promtool is not installed (scripts/install-deps.sh installs it)")
+    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                       text=True)
+    assert p.returncode == 0 and not (p.stdout + p.stderr).strip(), \
+        f"promtool: {p.stdout} {p.stderr}"
+
+
+@test
+def prometheus_stores_the_cgroup_labels():
+    """-G scraped by a real Prometheus: two cgroups made by the test, named
+    as containerd names its scopes in a Kubernetes pod slice and plainly,
+    each running a known number of preads. Prometheus holds exactly each
+    workload's own count under its cgroup label, with the container_id and
+    pod_uid labels the names give; promtool passes the exposition."""
+    from test_breakdown import cgroup2_root
+    root, _ = cgroup2_root()
+    cid, uid = "9e" * 32, "0b7c4f5e-2d1a-4c3b-8e9f-7a6b5c4d3e2f"
+    top = f"/iosb-promG-{os.getpid()}"
+    pod = f"{top}/kubepods-burstable-pod{uid.replace('-', '_')}.slice"
+    groups = {f"{pod}/cri-containerd-{cid}.scope": (310, cid, uid), f"{top}/plain": (170, "", "")}
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        with open(path, "wb") as f:
+            f.write(b"x" * 65536)
+        works = {g: Work("pread", str(n), path) for g, (n, _, _) in groups.items()}
+        for g, w in works.items():
+            with open(make_cgroup(root + g) + "/cgroup.procs", "w") as f:
+                f.write(str(w.pid))
+        port = free_port()
+        tool = Tool(f"--prometheus={port}", "-T", "syscall", "-G", "--cgroup", root + top)
+        prom = None
+        try:
+            prom = Prometheus(tmp, port)
+            for w in works.values():
+                w.go()
+            done = {g: int(w.finish()["done"]) for g, w in works.items()}
+            t0 = time.time()
+            for g, (n, c, u) in groups.items():
+                assert done[g] == n, done
+                series = f'{LATENCY}_count{{layer="syscall",op="read",cgroup="{g}"}}'
+                prom.wait_scraped_after(t0, series)
+                got = prom.query(series)
+                assert len(got) == 1, got
+                labels = got[0]["metric"]
+                assert float(got[0]["value"][1]) == done[g], (g, got)
+                # Prometheus drops empty labels: absent is "".
+                assert labels.get("container_id", "") == c, labels
+                assert labels.get("pod_uid", "") == u, labels
+                print(f"  {g[len(top):]}: Prometheus {got[0]['value'][1]} reads, "
+                      f"the workload {done[g]}", flush=True)
+            promtool_check(http_get(f"http://127.0.0.1:{port}/metrics")[2])
+        finally:
+            if prom:
+                prom.stop()
+            rc, _, err = tool.stop(signal.SIGTERM)
+            assert rc == 0, err
+
+
+@test
+def gone_cgroups_leave_the_scrape_after_their_grace():
+    """-G in exporter mode with 500 short-lived cgroups, in 10 batches of 50
+    named as Docker names its scopes, each running 5 preads. At the scrape
+    after a batch, the cgroup series are exactly that batch's (the last
+    batch's, gone for more than --cgroup-grace, have left), each with its 5
+    reads and the container id its name holds; after the last batch, none
+    is left. The kernel's map sheds them too: with --max-keys 400, below
+    the 500 cgroups' 1000 keys, nothing is dropped. promtool passes."""
+    from test_breakdown import cgroup2_root
+    root, _ = cgroup2_root()
+    top = make_cgroup(os.path.join(root, f"iosb-grace-{os.getpid()}"))
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "data")
+        with open(path, "wb") as f:
+            f.write(b"x" * 65536)
+        port = free_port()
+        tool = Tool(f"--prometheus={port}", "-T", "syscall", "-G", "--cgroup", top,
+                    "--cgroup-grace=1", "--max-keys=400")
+        url = f"http://127.0.0.1:{port}/metrics"
+        most = 0
+        for batch in range(10):
+            ids = {}
+            for i in range(50):
+                cid = f"{batch * 50 + i:064x}"
+                d = make_cgroup(os.path.join(top, f"docker-{cid}.scope"))
+                w = Work("pread", "5", path)
+                with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                    f.write(str(w.pid))
+                w.go()
+                assert int(w.finish()["done"]) == 5
+                remove_cgroup(d)
+                ids[d[len(root):]] = cid
+            time.sleep(1.2)  # the last batch: found gone one scrape ago, > 1 s
+            status, _, text = http_get(url)
+            assert status == 200, status
+            if batch == 0:
+                promtool_check(text)
+            samples = parse_exposition(text)
+            reads = {dict(ls)["cgroup"]: (v, dict(ls)) for (n, ls), v in samples.items()
+                     if n == LATENCY + "_count" and dict(ls)["op"] == "read"}
+            assert set(reads) == set(ids), (batch, sorted(set(reads) ^ set(ids))[:5])
+            for cg, (v, ls) in reads.items():
+                assert v == 5, (cg, v)
+                assert ls["container_id"] == ids[cg] and ls["pod_uid"] == "", ls
+            most = max(most, len({dict(ls)["cgroup"] for (n, ls) in samples
+                                  if "cgroup" in dict(ls)}))
+        # Gone, all of them: two scrapes a grace apart empty the scrape.
+        http_get(url)
+        time.sleep(1.2)
+        status, _, text = http_get(url)
+        samples = parse_exposition(text)
+        left = {dict(ls).get("cgroup") for (n, ls), _ in samples.items() if "cgroup" in dict(ls)}
+        assert not left, sorted(left)[:5]
+        assert value(samples, "iostackbreak_dropped_events_total",
+                     reason="breakdown_map_full") == 0
+        print(f"  500 cgroups made and gone: at most {most} cgroup label values in a scrape, "
+              f"none at the end, no key dropped", flush=True)
+        rc, _, err = tool.stop(signal.SIGTERM)
         assert rc == 0, err
