@@ -117,7 +117,7 @@ disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 for t in iostackbreak iowork jq; do
 	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
 done
-((nfail == 0)) || { echo "=== breakdown: -P -c iowork on vfs, ext4, xfs"
+((nfail == 0)) || { echo "=== breakdown: -P -G -c iowork on vfs, ext4, xfs"
 t0=$(uptime_s)
 breakdown_run
 info "breakdown: $(since "$t0") s in all"
@@ -439,12 +439,14 @@ blk_run() {
 	done
 }
 
-# breakdown_run: -P with -c on the vfs and file-system layers (auto method):
-# two iowork processes on xfs and ext4 each get their own exact counts, and
-# a cat reading the same files (another name) is filtered out in the kernel.
+# breakdown_run: -P and -G with -c on the vfs and file-system layers (auto
+# method): two iowork processes on xfs and ext4, each in a cgroup of its own
+# (b's nested in another), each get their own exact counts by process and
+# by cgroup path, and a cat reading the same files (another name) is
+# filtered out in the kernel.
 breakdown_run() {
 	local tag=breakdown tout=/tmp/tool.split.json terr=/tmp/tool.split.err
-	local a b apid bpid tpid cpid line c t0
+	local a b apid bpid tpid cpid line c t0 cg=/sys/fs/cgroup
 	a=(-w -c pread "$N" /mnt/xfs/split.dat open 80 /mnt/xfs/split.dat)
 	b=(-w -c pread 90 /mnt/ext4/split.dat pwrite 60 /mnt/ext4/split.dat)
 	iowork "${a[@]}" >/tmp/iowork.a.out 2>/tmp/iowork.a.err &
@@ -457,11 +459,15 @@ breakdown_run() {
 		kill -9 "$apid" "$bpid" 2>/dev/null
 		return
 	fi
+	grep -q "^[^ ]* $cg cgroup2 " /proc/mounts || mount -t cgroup2 none "$cg"
+	mkdir -p "$cg/iosb-a" "$cg/iosb-b/inner"
+	echo "$apid" >"$cg/iosb-a/cgroup.procs"
+	echo "$bpid" >"$cg/iosb-b/inner/cgroup.procs"
 	t0=$(uptime_s)
-	iostackbreak -T vfs,ext4,xfs -P -c iowork --json >"$tout" 2>"$terr" &
+	iostackbreak -T vfs,ext4,xfs -P -G -c iowork --json >"$tout" 2>"$terr" &
 	tpid=$!
 	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
-		fail "$tag attach" "iostackbreak -T vfs,ext4,xfs -P -c iowork did not start"
+		fail "$tag attach" "iostackbreak -T vfs,ext4,xfs -P -G -c iowork did not start"
 		dump "iostackbreak stderr" "$terr"
 		kill -9 "$tpid" "$apid" "$bpid" 2>/dev/null
 		wait 2>/dev/null
@@ -493,6 +499,22 @@ breakdown_run() {
 	check_eq "$tag vfs read (pid b)" "$(key vfs read "$bpid")" 90
 	check_eq "$tag vfs write (pid b) = 60 + its result write" "$(key vfs write "$bpid")" 61
 	check_eq "$tag xfs read (pid b)" "$(key xfs read "$bpid")" 0
+	cgkey() { # LAYER OP CGROUP: the count of that cgroup's keys
+		jq -r --arg l "$1" --arg o "$2" --arg g "$3" \
+			'[.cells[] | select(.layer == $l and .op == $o and .cgroup == $g) | .count] | add // 0' <<<"$line"
+	}
+	check_eq "$tag xfs read (cgroup /iosb-a)" "$(cgkey xfs read /iosb-a)" "$N"
+	check_eq "$tag vfs read (cgroup /iosb-a)" "$(cgkey vfs read /iosb-a)" "$N"
+	check_eq "$tag vfs open (cgroup /iosb-a)" "$(cgkey vfs open /iosb-a)" 80
+	check_eq "$tag ext4 read (nested cgroup /iosb-b/inner)" "$(cgkey ext4 read /iosb-b/inner)" 90
+	check_eq "$tag ext4 write (nested cgroup /iosb-b/inner)" "$(cgkey ext4 write /iosb-b/inner)" 60
+	check_eq "$tag vfs read (nested cgroup /iosb-b/inner)" "$(cgkey vfs read /iosb-b/inner)" 90
+	check_eq "$tag ext4 read (its parent /iosb-b itself)" "$(cgkey ext4 read /iosb-b)" 0
+	c=$(jq -r '[.cells[] | select(.cgroup != "/iosb-a" and .cgroup != "/iosb-b/inner")] | length' <<<"$line")
+	check_eq "$tag keys of other cgroups" "$c" 0
+	for c in iosb-a iosb-b/inner iosb-b; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$cg/$c" 2>/dev/null && break; sleep 0.1; done
+	done
 	c=$(jq -r '[.cells[] | select(.comm != "iowork")] | length' <<<"$line")
 	check_eq "$tag keys of other names (cat filtered out by -c)" "$c" 0
 	c=$(jq -r '[.cells[].pid] | unique | length' <<<"$line")
@@ -839,7 +861,7 @@ t0=$(uptime_s)
 blk_run
 info "blk: $(since "$t0") s in all"
 
-echo "=== breakdown: -P -c iowork on vfs, ext4, xfs"
+echo "=== breakdown: -P -G -c iowork on vfs, ext4, xfs"
 t0=$(uptime_s)
 breakdown_run
 info "breakdown: $(since "$t0") s in all"
