@@ -220,7 +220,8 @@ static void component_ids(const char *c, size_t len, char *container, size_t csz
 	/* kubepods-burstable-pod<uid>.slice, kubepods-pod<uid>.slice */
 	if (len > 6 && !strncmp(c, "kubepods", 8) && !memcmp(c + len - 6, ".slice", 6)) {
 		for (p = c; p + 4 <= c + len; p++)
-			if (!strncmp(p, "-pod", 4) && copy_uid(p + 4, (size_t)(c + len - 6 - p - 4), pod, psz))
+			if (!strncmp(p, "-pod", 4) &&
+			    copy_uid(p + 4, (size_t)(c + len - 6 - p - 4), pod, psz))
 				return;
 	}
 	/* cgroupfs: pod<uid> under kubepods */

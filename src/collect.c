@@ -178,8 +178,8 @@ static const char *cgroup_of(struct tracer *t, uint64_t id)
 	char path[CG_PATH_DEPTH * CG_NAME_LEN + 8];
 	size_t used = 0;
 
-	if (name || bpf_map__lookup_elem(t->skel->maps.cgroup_paths, &id, sizeof(id), &p,
-					 sizeof(p), 0))
+	if (name ||
+	    bpf_map__lookup_elem(t->skel->maps.cgroup_paths, &id, sizeof(id), &p, sizeof(p), 0))
 		return name;
 	if (p.truncated)
 		used = (size_t)snprintf(path, sizeof(path), "/...");
@@ -334,8 +334,8 @@ static void add_once(uint64_t **v, unsigned int *n, uint64_t id)
 	(*v)[(*n)++] = id;
 }
 
-unsigned int snapshot_expire_cgroups(struct tracer *t, struct snapshot *snap,
-				     unsigned int grace_s, double now)
+unsigned int snapshot_expire_cgroups(struct tracer *t, struct snapshot *snap, unsigned int grace_s,
+				     double now)
 {
 	int fd = bpf_map__fd(t->skel->maps.breakdown_cells);
 	struct breakdown_set *set = &snap->breakdowns;

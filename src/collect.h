@@ -20,8 +20,8 @@ void snapshot_free(struct snapshot *snap);
  * so that short-lived cgroups do not fill the map nor the scrape. Returns
  * the number of cgroups expired.
  */
-unsigned int snapshot_expire_cgroups(struct tracer *t, struct snapshot *snap,
-				     unsigned int grace_s, double now);
+unsigned int snapshot_expire_cgroups(struct tracer *t, struct snapshot *snap, unsigned int grace_s,
+				     double now);
 
 /* Events dropped for reason since the start (0 if the map cannot be read). */
 uint64_t tracer_drops(struct tracer *t, unsigned int reason);

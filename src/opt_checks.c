@@ -73,7 +73,8 @@ int opt_check_top(struct config *cfg)
 int opt_check_max_keys(struct config *cfg)
 {
 	if (cfg->max_keys && !config_breaks_down(cfg))
-		return opt_fail(cfg, "--max-keys sizes the keys of -D, -P, -F or -G: add one of them");
+		return opt_fail(cfg,
+				"--max-keys sizes the keys of -D, -P, -F or -G: add one of them");
 	return 0;
 }
 

@@ -240,8 +240,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	bool call_bytes = split_calls || cfg->slower || cfg->trace;
 	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
 			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
-			   cfg->slower ||
-			   cfg->trace || cfg->nr_files;
+			   cfg->slower || cfg->trace || cfg->nr_files;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)

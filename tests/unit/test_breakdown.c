@@ -179,10 +179,11 @@ Test(breakdown, report_build_differences)
  */
 Test(breakdown, per_cgroup_rows_in_text_and_json)
 {
-	static const char path[] = "/kubepods.slice/kubepods-pod0b7c4f5e_2d1a_4c3b_8e9f_"
-				   "7a6b5c4d3e2f.slice/cri-containerd-"
-				   "9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e"
-				   ".scope";
+	static const char path[] =
+	    "/kubepods.slice/kubepods-pod0b7c4f5e_2d1a_4c3b_8e9f_"
+	    "7a6b5c4d3e2f.slice/cri-containerd-"
+	    "9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e9e"
+	    ".scope";
 	static struct plan plan;
 	static struct report r;
 	static struct config cfg = { .per_cgroup = true, .no_verdict = true };

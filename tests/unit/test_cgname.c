@@ -34,8 +34,12 @@ Test(cgname, runtime_ids)
 		{ "/system.slice/docker.service", "", "" },
 		{ "/system.slice/docker-xyz.scope", "", "" },
 		{ "/kubepods.slice/kubepods-podnot-a-uid.slice", "", "" },
-		{ "/docker/" "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", "", "" },
-		{ "/podcast/" "0123", "", "" },
+		{ "/docker/"
+		  "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+		  "", "" },
+		{ "/podcast/"
+		  "0123",
+		  "", "" },
 	};
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(rows); i++) {
@@ -52,8 +56,8 @@ Test(cgname, small_buffers)
 {
 	char container[13], pod[9];
 
-	cgroup_runtime_ids("/kubepods/burstable/pod" UID "/" ID64, container, sizeof(container), pod,
-			   sizeof(pod));
+	cgroup_runtime_ids("/kubepods/burstable/pod" UID "/" ID64, container, sizeof(container),
+			   pod, sizeof(pod));
 	cr_expect_str_eq(container, "0123456789ab");
 	cr_expect_str_eq(pod, "1f2e3d4c");
 }

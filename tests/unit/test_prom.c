@@ -511,12 +511,14 @@ Test(prom, per_cgroup_labels)
 	rep_cfg.per_cgroup = true;
 	text = render();
 	cr_assert_not_null(
-	    strstr(text, "_count{layer=\"syscall\",op=\"read\",cgroup=\"" "/kubepods.slice/"
-			 "kubepods-besteffort.slice/kubepods-besteffort-pod1f2e3d4c_5b6a_4978_8695_"
-			 "a4b3c2d1e0f9.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789"
-			 "abcdef0123456789.scope\",container_id=\"abcdef0123456789abcdef0123456789"
-			 "abcdef0123456789abcdef0123456789\",pod_uid=\"1f2e3d4c-5b6a-4978-8695-"
-			 "a4b3c2d1e0f9\"} 4\n"),
+	    strstr(text,
+		   "_count{layer=\"syscall\",op=\"read\",cgroup=\""
+		   "/kubepods.slice/"
+		   "kubepods-besteffort.slice/kubepods-besteffort-pod1f2e3d4c_5b6a_4978_8695_"
+		   "a4b3c2d1e0f9.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789"
+		   "abcdef0123456789.scope\",container_id=\"abcdef0123456789abcdef0123456789"
+		   "abcdef0123456789abcdef0123456789\",pod_uid=\"1f2e3d4c-5b6a-4978-8695-"
+		   "a4b3c2d1e0f9\"} 4\n"),
 	    "%s", text);
 	cr_assert_not_null(strstr(text, "_count{layer=\"syscall\",op=\"read\",cgroup=\"/system."
 					"slice/cron.service\",container_id=\"\",pod_uid=\"\"} 2\n"),
