@@ -107,7 +107,14 @@ def check_calls(rep):
     # -P: per process the same, adding up, and matching its keyed cell.
     if "breakdown_by_process" not in rep:
         return
-    keyed_cells = {(c["layer"], c["op"], c["pid"]): c for c in rep["cells"] if "pid" in c}
+    # With -G a process's keys may be split by cgroup: summed.
+    keyed_cells = {}
+    for c in rep["cells"]:
+        if "pid" in c:
+            k = keyed_cells.setdefault((c["layer"], c["op"], c["pid"]),
+                                       {"count": 0, "sum_ns": 0})
+            k["count"] += c["count"]
+            k["sum_ns"] += c["sum_ns"]
     # A full breakdown map drops keys, parts' among them: counted, not summed.
     whole = rep["dropped_by_reason"]["breakdown_parts_map_full"] == 0
     per_op = {}
@@ -357,6 +364,7 @@ def per_cgroup_counts_each_cgroup_exactly():
             # --cgroup keeps the rest of the machine out of the counts.
             tool = Tool("-T", "syscall,blk", "-G", "--json", "--cgroup", root + top)
             text = Tool("-T", "syscall,blk", "-G", "--cgroup", root + top)
+            both = Tool("-T", "syscall,blk", "-P", "-G", "--json", "--cgroup", root + top)
             before = diskstats(loop.name)
             for w in works.values():
                 w.go()
@@ -385,6 +393,16 @@ def per_cgroup_counts_each_cgroup_exactly():
             assert reads == sum(n.values()), (before, after)
             check_blk_count(rep, keyed(rep, "blk", "read"), reads, "-G blk reads")
             assert short == rep["dropped_by_reason"]["request_completion_missed"], short
+            # -P -G: keys by process and cgroup; the calls of a process
+            # (breakdown_by_process) stay whole, one per process.
+            rep = both.stop_json()[0]
+            check_report(rep, split=("pid", "cgroup"))
+            for k, p in paths.items():
+                pid = works[k].pid
+                assert keyed(rep, "syscall", "read", pid=pid, cgroup=p) == done[k], rep["cells"]
+                calls = [b for b in rep["breakdown_by_process"] if b["pid"] == pid
+                         and b["op"] == "read"]
+                assert [b["count"] for b in calls] == [done[k]], calls
             rc, out, err = text.stop()
             assert rc == 0, err
             rows = {}
