@@ -780,6 +780,10 @@ slow_events_run() {
 			 or .blk.disk != "nullb0" or .parts.io_wait < 0.8 * $d)] | length' "$tout")
 	check_eq "$tag: events without one request of the delay, or io_wait under 80% of it" \
 		"$bad" 0
+	((bad == 0)) || jq -c -s --argjson d "$DELAY_NS" '[.[] | select(.event == "io" and .op == "read")
+		| select(.latency_ns < $d or .blk.requests != 1 or .blk.max_ns < $d
+			 or .blk.disk != "nullb0" or .parts.io_wait < 0.8 * $d)] | .[:3][]
+		| {latency_ns, blk, parts}' "$tout" | sed 's/^/    bad event: /'
 	io=$(jq -s '[.[] | select(.event == "io" and .op == "read") | .parts.io_wait] | sort
 		| .[length / 2 | floor]' "$tout")
 	info "$tag: median io_wait ${io:-?} ns for a $DELAY_NS ns device"
