@@ -461,6 +461,7 @@ struct uring_start {
 	__u64 last_ns;			 /* the last change of part */
 	__u64 part_ns[NR_URING_PARTS]; /* time in each part so far */
 	__u64 pos, bytes;		 /* events: a read's or write's; else NO_POS */
+	__u64 cgid;			 /* -G: the submitter's cgroup v2 id */
 };
 
 /* System call numbers the raw syscall source can map to a cell (all the

@@ -133,6 +133,10 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	v.tid = (__u32)id;
 	if (by_pid || events_on)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	if (by_cgroup) {
+		v.cgid = bpf_get_current_cgroup_id();
+		cgroup_path_note(v.cgid);
+	}
 	v.pos = NO_POS;
 	v.bytes = NO_POS;
 	/* Prepared by now (io_init_req): the io_rw in the request's command. */
@@ -254,11 +258,12 @@ static __always_inline int uring_complete(struct io_kiocb *req, __s32 res, __u32
 		}
 		if (events_on && (delta >= slower_ns || trace_on))
 			emit_uring(req, v, op, now, res);
-		if (by_pid) {
+		if (by_pid || by_cgroup) {
 			struct breakdown_key k = { .cell_idx = CELL_INDEX(LAYER_IO_URING, op),
-						   .tgid = v->tgid };
+						   .tgid = by_pid ? v->tgid : 0,
+						   .cgid = by_cgroup ? v->cgid : 0 };
 
-			record_breakdown(&k, v->comm, delta);
+			record_breakdown(&k, by_pid ? v->comm : NULL, delta);
 		}
 	}
 	/*

@@ -7,8 +7,8 @@ import json
 import os
 import subprocess
 
-from harness import (ROOT, TOOL, LoopDevice, Skip, Tool, cell, count, make_tempdir, on_cleanup,
-                     run)
+from harness import (ROOT, TOOL, LoopDevice, Skip, Tool, cell, count, make_cgroup, make_tempdir,
+                     on_cleanup, run)
 
 TESTS = []
 URINGWORK = os.path.join(ROOT, "build", "uringwork")
@@ -19,11 +19,12 @@ def test(fn):
     return fn
 
 
-def uringwork_under_tool(tmp, tool_args, work_args):
-    """uringwork as the tool's command: (its report, its own counts)."""
+def uringwork_under_tool(tmp, tool_args, work_args, prefix=()):
+    """uringwork as the tool's command: (its report, its own counts).
+    prefix: a command that execs it with its arguments after."""
     path = os.path.join(tmp, "uw.dat")
     p = run(TOOL, *tool_args, "--json", "--",
-            URINGWORK, *work_args, path, timeout=120)
+            *prefix, URINGWORK, *work_args, path, timeout=120)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     done = [l for l in lines if l.startswith("uringwork ")]
@@ -87,6 +88,28 @@ class DirectLoop:
             raise Skip(f"cannot create a direct-I/O loop device: {p.stderr.strip()}")
         self.dev = p.stdout.strip()
         on_cleanup(f"loop device {self.dev}", run, "losetup", "-d", self.dev)
+
+
+@test
+def uringlayer_per_cgroup_counts_under_the_submitters_cgroup():
+    """-G on the io_uring layer: uringwork moves itself into a nested
+    cgroup the test made, then submits; each op's requests are exactly
+    its own count, under that cgroup's path, none elsewhere."""
+    from test_breakdown import cgroup2_root
+    root, _ = cgroup2_root()
+    rel = f"/iosb-uringG-{os.getpid()}/inner"
+    make_cgroup(root + rel)
+    tmp = make_tempdir()
+    shell = f'echo $$ > "{root}{rel}/cgroup.procs" && exec "$0" "$@"'
+    rep, did = uringwork_under_tool(tmp, ["-T", "io_uring", "-G"],
+                                    WORK, prefix=["sh", "-c", shell])
+    for op, n in (("read", did["reads"]), ("write", did["writes"]), ("open", did["opens"]),
+                  ("fsync", did["fsyncs"])):
+        got = sum(c["count"] for c in rep["cells"] if c["op"] == op and c["cgroup"] == rel)
+        assert got == n, (op, got, n, rep["cells"])
+    assert {c["cgroup"] for c in rep["cells"]} == {rel}, rep["cells"]
+    print(f"    {rel}: reads {did['reads']}, writes {did['writes']}, opens {did['opens']}, "
+          f"fsyncs {did['fsyncs']}, each exact")
 
 
 @test
