@@ -75,7 +75,12 @@ static int bind_fentry(const struct prog_ref *r, const char *fn, char *err, size
 /* The io_uring programs: submit/complete, and those of the parts. */
 static void load_uring(const struct tracer *t, const struct plan *plan, enum attach_method src)
 {
-	load_pair(progtab_role(&t->progs, ROLE_URING, src));
+	const struct prog_ref *r = progtab_role(&t->progs, ROLE_URING, src);
+
+	load_pair(r);
+	/* tp_btf takes its tracepoint at load; raw_tp at attach (attach_uring). */
+	if (src == METHOD_TP_BTF)
+		bpf_program__set_attach_target(r->entry, 0, plan->uring_submit_tp);
 	if (!plan->uring_parts)
 		return;
 	load_pair(progtab_role(&t->progs, ROLE_URING_PUNT, src));
@@ -184,6 +189,12 @@ static struct bpf_link *entry_plain(struct bpf_program *p, const char *fn)
 {
 	(void)fn;
 	return bpf_program__attach(p);
+}
+
+/* A raw tracepoint program on the tracepoint fn, whatever its section says. */
+static struct bpf_link *entry_raw_tp(struct bpf_program *p, const char *fn)
+{
+	return bpf_program__attach_raw_tracepoint(p, fn);
 }
 
 static struct bpf_link *entry_kprobe(struct bpf_program *p, const char *fn)
@@ -432,7 +443,9 @@ static int attach_uring(struct tracer *t, const struct plan *plan, char *err, si
 					  poll->entry, NULL);
 	}
 	if (!ret)
-		ret = attach_pair(t, bpf_program__attach(r->exit), entry_plain, r->entry, NULL);
+		ret = attach_pair(t, bpf_program__attach(r->exit),
+				  src == METHOD_RAW_TP ? entry_raw_tp : entry_plain, r->entry,
+				  plan->uring_submit_tp);
 	if (ret)
 		snprintf(err, errsz,
 			 "cannot attach to tracepoints io_uring:* (%s): %s; leave io_uring out "

@@ -320,9 +320,14 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	bool parts = cfg->split_calls && !caps->uring_parts_other_args;
 
 	/* The two that time requests; the others only split them. */
-	for (unsigned int tp = URING_TP_SUBMIT; tp <= URING_TP_COMPLETE && !missing; tp++)
-		if (!caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]))
-			missing = uring_tp_names[tp];
+	plan->uring_submit_tp = uring_tp_names[URING_TP_SUBMIT];
+	if (!caps->tracepoint_exists(caps->ctx, "io_uring", plan->uring_submit_tp) &&
+	    caps->tracepoint_exists(caps->ctx, "io_uring", "io_uring_submit_sqe"))
+		plan->uring_submit_tp = "io_uring_submit_sqe";
+	if (!caps->tracepoint_exists(caps->ctx, "io_uring", plan->uring_submit_tp))
+		missing = plan->uring_submit_tp;
+	else if (!caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[URING_TP_COMPLETE]))
+		missing = uring_tp_names[URING_TP_COMPLETE];
 	plan->uring_complete_fields = caps->uring_complete_fields;
 	for (unsigned int tp = URING_TP_COMPLETE + 1; tp < NR_URING_TPS && parts; tp++)
 		parts = caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]);
@@ -332,8 +337,8 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 
 		if (missing) {
 			why_add(cp,
-				"tracepoint: io_uring:%s missing (io_uring_submit_req came in "
-				"Linux 6.0; or io_uring is not built in: CONFIG_IO_URING)",
+				"tracepoint: io_uring:%s missing (io_uring is not built in: "
+				"CONFIG_IO_URING)",
 				missing);
 			continue;
 		}
@@ -348,7 +353,8 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 		else if (cfg->split_calls && !parts)
 			why_add(cp, "parts: io_uring:%s missing", uring_tp_names[NR_URING_TPS - 1]);
 		for (unsigned int tp = 0; tp < (parts ? NR_URING_TPS : URING_TP_COMPLETE + 1); tp++) {
-			cp->targets[cp->nr_targets] = uring_tp_names[tp];
+			cp->targets[cp->nr_targets] =
+			    tp == URING_TP_SUBMIT ? plan->uring_submit_tp : uring_tp_names[tp];
 			cp->tgt_src[cp->nr_targets++] = src;
 		}
 	}

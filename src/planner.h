@@ -69,6 +69,10 @@ struct plan {
 	bool blk_rq_q_arg;
 	bool uring_complete_fields; /* as in struct kcaps */
 	bool uring_parts;	    /* io_uring requests split into parts */
+	/* Where a request is submitted: io_uring_submit_req, else (before
+	 * "io_uring: rename trace_io_uring_submit_sqe() tracepoint")
+	 * io_uring_submit_sqe, which also takes the request first. */
+	const char *uring_submit_tp;
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */

@@ -624,6 +624,20 @@ Test(planner, io_uring_from_its_tracepoints)
 	cr_assert(plan.uring_complete_fields);
 }
 
+/* Debian 12's 6.1 names the submission io_uring_submit_sqe (renamed later),
+ * with the request first as well: the layer is timed from it. */
+Test(planner, io_uring_from_submit_sqe_before_the_rename)
+{
+	build(FAKE_DEBIAN61, "io_uring", METHOD_NONE);
+	fake_del_tp(&fk, "io_uring", "io_uring_submit_req");
+	fake_add_tp(&fk, "io_uring", "io_uring_submit_sqe");
+	replan();
+	cr_assert_str_eq(plan.uring_submit_tp, "io_uring_submit_sqe");
+	for (unsigned int op = 0; op < NR_URING_OPS; op++)
+		cr_assert_str_eq(plan.cells[LAYER_IO_URING][op].targets[0], "io_uring_submit_sqe");
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
+}
+
 /* A kernel without them (before 6.0, or no CONFIG_IO_URING): -T io_uring
  * fails with the reason; in the default set it is skipped. */
 Test(planner, io_uring_without_tracepoints)
