@@ -38,6 +38,12 @@ struct kcaps {
 	bool (*func_in_kallsyms)(void *ctx, const char *func);
 	/* the file system is registered; if not, why (e.g. module not loaded) */
 	bool (*fs_registered)(void *ctx, const char *fs);
+	/*
+	 * Does the kernel stamp the requests of disk (NULL: of every disk)
+	 * with the time this mode reads (blk_stamps.h)? why: what says so, or
+	 * why not. NULL: not known (never).
+	 */
+	bool (*blk_stamped)(void *ctx, const char *disk, bool queued, char *why, size_t whysz);
 };
 
 /* The most targets of any cell (syscalls or functions of bpf/cells.def). */
@@ -69,6 +75,13 @@ struct plan {
 	bool blk_rq_q_arg;
 	bool uring_complete_fields; /* as in struct kcaps */
 	bool uring_parts;	    /* io_uring requests split into parts */
+	/*
+	 * One program per request, at completion, reading the kernel's stamps
+	 * (bpf/blk_stamped.bpf.h); blk_timing says how blk times requests
+	 * and why (--plan).
+	 */
+	bool blk_stamped;
+	char blk_timing[400];
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
