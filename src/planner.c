@@ -549,6 +549,9 @@ void plan_print(const struct plan *plan, FILE *out)
 		fprintf(out, "%s\n", BPF_SKIPS_PID1_NOTE);
 	if (plan->blk_timing[0] && plan->cells[LAYER_BLK][0].src != METHOD_NONE)
 		fprintf(out, "blk timing: %s\n", plan->blk_timing);
+	/* No entry keyed by request, so nothing to find at the struct's reuse. */
+	if (plan->bpf_skips_pid1 && plan->blk_stamped)
+		fprintf(out, "%s\n", BLK_STAMPED_PID1_NOTE);
 }
 
 static int plan_root_layer(const struct plan *plan)

@@ -133,6 +133,10 @@ const char *method_name(enum attach_method method);
 	"interrupt it, are seen by no BPF tool; those completions are counted as "                 \
 	"request_completion_missed"
 
+#define BLK_STAMPED_PID1_NOTE                                                                      \
+	"note: with one program per request those completions are not counted "                    \
+	"apart; IOSB_BLK_STAMPS=0 (or -P) keeps the programs that count them"
+
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);
 

@@ -965,6 +965,25 @@ Test(planner, blk_one_program_where_requests_are_stamped)
 	expect_stamped("rq->start_time_ns", "fake loop3 iostats");
 }
 
+/* Where BPF skips PID 1, --plan says one program cannot count those
+ * completions apart; the programs keyed by request can. */
+Test(planner, blk_one_program_says_what_pid1_hides)
+{
+	struct membuf m;
+	const char *text;
+
+	for (int stamped = 0; stamped < 2; stamped++) {
+		build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+		fk.caps.bpf_skips_pid1 = true;
+		fk.caps.blk_stamped = stamped ? fake_stamped : NULL;
+		replan();
+		plan_print(&plan, membuf_open(&m));
+		text = membuf_close(&m);
+		cr_assert_eq(count_substr(text, BLK_STAMPED_PID1_NOTE "\n"), stamped, "%s", text);
+		membuf_free(&m);
+	}
+}
+
 Test(planner, blk_falls_back_and_says_why)
 {
 	/* A kernel that cannot tell (no callback): today's programs. */
