@@ -1002,12 +1002,15 @@ Test(planner, blk_falls_back_and_says_why)
 	cr_assert_not(plan.blk_stamped);
 	cr_assert(strstr(plan.blk_timing, "fake unstamped0 iostats"), "%s", plan.blk_timing);
 
-	/* Who submitted a request is needed: never one program. */
-	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
-	fk.caps.blk_stamped = fake_stamped;
-	cfg.per_process = true;
-	replan();
-	expect_blk(METHOD_TP_BTF, "block_io_start");
-	cr_assert_not(plan.blk_stamped);
-	cr_assert(strstr(plan.blk_timing, "submitter"), "%s", plan.blk_timing);
+	/* Who submitted a request is needed (-P, -G): never one program. */
+	for (int g = 0; g < 2; g++) {
+		build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+		fk.caps.blk_stamped = fake_stamped;
+		cfg.per_process = !g;
+		cfg.per_cgroup = g;
+		replan();
+		expect_blk(METHOD_TP_BTF, "block_io_start");
+		cr_assert_not(plan.blk_stamped);
+		cr_assert(strstr(plan.blk_timing, "submitter"), "%s", plan.blk_timing);
+	}
 }
