@@ -60,7 +60,7 @@ GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CUR
 	git describe --always --abbrev=12 --dirty --exclude='*' 2>/dev/null || echo release)
 
 # Modules a unit test can reach without root or BPF, then the BPF glue.
-CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/planner.c src/planner_why.c src/ksym.c \
+CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/blk_stamps.c src/planner.c src/planner_why.c src/ksym.c \
 	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
 	src/verdict.c src/heatmap.c src/live.c src/uring_parts.c

@@ -155,7 +155,8 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 	return 0;
 }
 
-#include "blk_flush.bpf.h" /* flushes and the requests that ask for them */
+#include "blk_flush.bpf.h"   /* flushes and the requests that ask for them */
+#include "blk_stamped.bpf.h" /* one program per request: the kernel's own stamps */
 
 /*
  * The first sighting of a request, in the submitter's context: filters are
@@ -302,6 +303,8 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	struct rq_start *v;
 	bool preflush;
 
+	if (blk_stamped)
+		return blk_complete_stamped(rq, error, nr_bytes, btf);
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (!v)
 		v = blk_flush_unseen(rq, key, cmd_flags, btf);

@@ -121,6 +121,13 @@ enum drop_reason {
 	 * where the reuse is seen.
 	 */
 	DROP_URING_COMPLETION_MISSED,
+	/*
+	 * A block request completed without the time the kernel stamps in it
+	 * (one program per request, bpf/blk_stamped.bpf.h): a passthrough
+	 * request, or a queue whose stats or iostats went off during the run.
+	 * Not timed (never as 0).
+	 */
+	DROP_RQ_UNSTAMPED,
 	NR_DROP_REASONS,
 };
 

@@ -117,6 +117,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
 	ro->uring_complete_fields = plan->uring_complete_fields;
 	ro->uring_split = plan->uring_parts;
+	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->use_task_storage = task_storage;
 	ro->journal_on = plan->why[WHY_JOURNAL];
 	set_syscall_numbers(ro, plan);
@@ -136,7 +137,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
 	if (!cfg->per_cgroup)
 		bpf_map__set_max_entries(skel->maps.cgroup_paths, 1);
-	if (!blk)
+	/* One program per request keys nothing by request. */
+	if (!blk || plan->blk_stamped)
 		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
 	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.uring_starts, 1);

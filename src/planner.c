@@ -228,6 +228,33 @@ static bool blk_tp_exists(const struct kcaps *caps, enum blk_tp tp)
 	return caps->tracepoint_exists(caps->ctx, "block", blk_tp_names[tp]);
 }
 
+/*
+ * One program per request when the kernel stamps the requests: the time
+ * the mode reads is already in them (bpf/blk_stamped.bpf.h). Says which
+ * way blk times requests, and why, in plan->blk_timing.
+ */
+static bool blk_plan_stamped(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+{
+	const char *field = cfg->queued ? "rq->start_time_ns" : "rq->io_start_time_ns";
+	char why[300] = "not known on this kernel";
+	size_t sz = sizeof(plan->blk_timing);
+
+	if (caps->blk_stamped &&
+	    caps->blk_stamped(caps->ctx, cfg->disk, cfg->queued, why, sizeof(why))) {
+		plan->blk_stamped = true;
+		snprintf(plan->blk_timing, sz,
+			 "one program per request at block_rq_complete, reading the kernel's %s "
+			 "(%s)",
+			 field, why);
+		return true;
+	}
+	snprintf(plan->blk_timing, sz,
+		 "programs keyed by request, not one per request: the kernel may not stamp %s "
+		 "(%s)",
+		 field, why);
+	return false;
+}
+
 static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	enum attach_method src;
@@ -238,9 +265,10 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* Events (--slower, --trace) and --file tie requests to their calls. */
 	/* Parts and events give each call its block requests and bytes. */
 	bool call_bytes = split_calls || cfg->slower || cfg->trace;
-	bool need_origin = split_calls || cfg->queued || cfg->nr_pids || cfg->command || cfg->tid ||
-			   cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
-			   cfg->slower || cfg->trace || cfg->nr_files;
+	bool need_submitter = split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
+			      cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
+			      cfg->slower || cfg->trace || cfg->nr_files;
+	bool need_origin = need_submitter || cfg->queued;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -261,6 +289,24 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 			 why[0] ? "; " : "");
 	}
 	plan->blk_rq_q_arg = caps->blk_rq_q_arg;
+	if (need_submitter)
+		snprintf(plan->blk_timing, sizeof(plan->blk_timing),
+			 "programs keyed by request, not one per request: a task filter, -P, -G, "
+			 "the parts of calls, events or --file need each request's submitter, "
+			 "known where it starts");
+	else if (blk_plan_stamped(caps, cfg, plan)) {
+		for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
+			struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
+
+			cp->src = src;
+			cp->targets[0] = blk_tp_names[BLK_TP_RQ_COMPLETE];
+			cp->tgt_src[0] = src;
+			cp->nr_targets = 1;
+			if (why[0])
+				why_add(cp, "%s", why);
+		}
+		return;
+	}
 	if (need_origin) {
 		if (blk_tp_exists(caps, BLK_TP_IO_START))
 			plan->blk_origin = blk_tp_names[BLK_TP_IO_START];
@@ -507,6 +553,11 @@ void plan_print(const struct plan *plan, FILE *out)
 	plan_why_print(plan, out);
 	if (plan->bpf_skips_pid1)
 		fprintf(out, "%s\n", BPF_SKIPS_PID1_NOTE);
+	if (plan->blk_timing[0] && plan->cells[LAYER_BLK][0].src != METHOD_NONE)
+		fprintf(out, "blk timing: %s\n", plan->blk_timing);
+	/* No entry keyed by request, so nothing to find at the struct's reuse. */
+	if (plan->bpf_skips_pid1 && plan->blk_stamped)
+		fprintf(out, "%s\n", BLK_STAMPED_PID1_NOTE);
 }
 
 static int plan_root_layer(const struct plan *plan)

@@ -38,6 +38,12 @@ struct kcaps {
 	bool (*func_in_kallsyms)(void *ctx, const char *func);
 	/* the file system is registered; if not, why (e.g. module not loaded) */
 	bool (*fs_registered)(void *ctx, const char *fs);
+	/*
+	 * Does the kernel stamp the requests of disk (NULL: of every disk)
+	 * with the time this mode reads (blk_stamps.h)? why: what says so, or
+	 * why not. NULL: not known (never).
+	 */
+	bool (*blk_stamped)(void *ctx, const char *disk, bool queued, char *why, size_t whysz);
 };
 
 /* The most targets of any cell (syscalls or functions of bpf/cells.def). */
@@ -73,6 +79,13 @@ struct plan {
 	 * "io_uring: rename trace_io_uring_submit_sqe() tracepoint")
 	 * io_uring_submit_sqe, which also takes the request first. */
 	const char *uring_submit_tp;
+	/*
+	 * One program per request, at completion, reading the kernel's stamps
+	 * (bpf/blk_stamped.bpf.h); blk_timing says how blk times requests
+	 * and why (--plan).
+	 */
+	bool blk_stamped;
+	char blk_timing[400];
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
@@ -123,6 +136,10 @@ const char *method_name(enum attach_method method);
 	"(bpf_prog_aux.init_owned): PID 1's own calls, and block completions that "                \
 	"interrupt it, are seen by no BPF tool; those completions are counted as "                 \
 	"request_completion_missed"
+
+#define BLK_STAMPED_PID1_NOTE                                                                      \
+	"note: with one program per request those completions are not counted "                    \
+	"apart; IOSB_BLK_STAMPS=0 (or -P) keeps the programs that count them"
 
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);

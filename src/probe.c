@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "cells.h"
 #include "layers.h"
+#include "blk_stamps.h"
 #include "probe.h"
 
 #define MAX_NAMES 64
@@ -260,6 +261,23 @@ static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
 		 "CONFIG_KPROBES off)");
 }
 
+/*
+ * IOSB_BLK_STAMPS=0 (tests, benches): the programs keyed by request even
+ * where the kernel stamps requests, so that both ways can be checked on
+ * one kernel.
+ */
+static bool blk_stamped(void *ctx, const char *disk, bool queued, char *why, size_t whysz)
+{
+	const char *env = getenv("IOSB_BLK_STAMPS");
+
+	(void)ctx;
+	if (env && !strcmp(env, "0")) {
+		snprintf(why, whysz, "IOSB_BLK_STAMPS=0 in the environment");
+		return false;
+	}
+	return blk_disks_stamped("/sys", disk, queued, why, whysz);
+}
+
 /* A tracepoint's prototype in this kernel's BTF (its btf_trace_<name>
  * typedef, with the leading void *), or NULL. */
 static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
@@ -353,6 +371,7 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	caps->func_in_btf = func_in_btf;
 	caps->func_in_kallsyms = func_in_kallsyms;
 	caps->fs_registered = fs_registered;
+	caps->blk_stamped = blk_stamped;
 	p->vmlinux = btf__load_vmlinux_btf();
 	if (!p->vmlinux) {
 		snprintf(err, errsz,

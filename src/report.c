@@ -123,6 +123,7 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_CALL_EXIT_MISSED] = "call_exit_missed",
 		[DROP_URING_MAP_FULL] = "uring_map_full",
 		[DROP_URING_COMPLETION_MISSED] = "uring_completion_missed",
+		[DROP_RQ_UNSTAMPED] = "request_unstamped",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";

@@ -25,6 +25,7 @@ import harness  # noqa: E402
 from harness import Skip  # noqa: E402
 import test_bad_input  # noqa: E402
 import test_blk_exact  # noqa: E402
+import test_blk_stamped  # noqa: E402
 import test_breakdown  # noqa: E402
 import test_children  # noqa: E402
 import test_events  # noqa: E402
@@ -42,7 +43,8 @@ import test_why  # noqa: E402
 TESTS = (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS + test_children.TESTS
          + test_prometheus.TESTS + test_parts.TESTS + test_events.TESTS + test_terminal.TESTS
          + test_faults.TESTS + test_fds.TESTS + test_bad_input.TESTS + test_blk_exact.TESTS
-         + test_flush.TESTS + test_uring.TESTS + test_why.TESTS)
+         + test_flush.TESTS + test_uring.TESTS + test_why.TESTS
+         + test_blk_stamped.TESTS)
 
 
 class TestTimeout(Exception):

@@ -3,7 +3,9 @@ against fio's own count and /proc/diskstats; requests merged in the
 scheduler neither counted missed nor left behind. A completion no BPF
 program can see (a kernel that runs none in PID 1's threads,
 harness.check_blk_count) is counted apart and printed; with PID 1 kept off
-the CPU that completes the requests, none is missed."""
+the CPU that completes the requests, none is missed. These run the
+programs keyed by request (harness.KEYED), which count such a completion;
+one program per request is compared with them in test_blk_stamped.py."""
 
 import json
 import os
@@ -11,7 +13,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import (LoopDevice, Skip, Tool, check_blk_count, count, kernel_skips_pid1,
+from harness import (KEYED, LoopDevice, Skip, Tool, check_blk_count, count, kernel_skips_pid1,
                      on_cleanup)
 
 TESTS = []
@@ -42,9 +44,10 @@ def fio(dev, *args, timeout=120):
             sum(j["write"]["total_ios"] for j in jobs))
 
 
-def traced(loop, tool_args, fio_args):
-    """One fio run under the tool: (report, fio's (reads, writes), diskstats delta)."""
-    tool = Tool("-T", "blk", "--json", "-d", loop.name, *tool_args)
+def traced(loop, tool_args, fio_args, env=KEYED):
+    """One fio run under the tool: (report, fio's (reads, writes), diskstats
+    delta). env None: one program per request where the disk is stamped."""
+    tool = Tool("-T", "blk", "--json", "-d", loop.name, *tool_args, env=env)
     before = disk_fields(loop.name)
     ios = fio(loop.dev, *fio_args)
     time.sleep(0.1)
@@ -158,7 +161,9 @@ def blk_exact_with_pid1_on_another_cpu():
     no completion can land on PID 1, and none is missed: with and
     without -Q, counted == fio's total_ios == the diskstats delta. (Under
     the same load unpinned, about 1 in 3,000 is missed, and biolatency
-    misses the same ones.)"""
+    misses the same ones.) Both with the programs keyed by request and
+    with one program per request, which cannot count a miss apart: here
+    it has none to count."""
     if not kernel_skips_pid1():
         raise Skip("this kernel runs BPF programs in PID 1's threads too: every other "
                    "block test is already strict here")
@@ -172,16 +177,18 @@ def blk_exact_with_pid1_on_another_cpu():
             had = set_affinity_of_pid1({0})
             on_cleanup("affinity of PID 1's threads", restore_affinity, had)
             try:
-                for mode in ([], ["-Q"]):
+                for mode, env in (([], KEYED), (["-Q"], KEYED), ([], None), (["-Q"], None)):
                     rep, ios, delta = traced(loop, mode, [
                         "--name=r", "--rw=randread", "--ioengine=io_uring", "--iodepth=32",
                         "--numjobs=2", "--cpus_allowed=1", "--group_reporting",
                         f"--runtime={os.environ.get('IOSB_BLK_RUN_SECONDS', '4')}",
-                        "--time_based"])
+                        "--time_based"], env)
                     got = count(rep, "blk", "read")
                     missed = rep["dropped_by_reason"]["request_completion_missed"]
-                    print(f"    {mode or ['issue']}: PID 1 on CPU 0, fio on CPU 1: fio {ios[0]}, "
-                          f"diskstats {delta[0]}, counted {got}, missed {missed}", flush=True)
+                    way = "keyed" if env else "one program"
+                    print(f"    {mode or ['issue']} {way}: PID 1 on CPU 0, fio on CPU 1: fio "
+                          f"{ios[0]}, diskstats {delta[0]}, counted {got}, missed {missed}",
+                          flush=True)
                     assert got == ios[0] == delta[0] and missed == 0, (got, ios, delta, missed)
             finally:
                 restore_affinity(had)

@@ -11,9 +11,9 @@ import sys
 import tempfile
 import time
 
-from harness import (IOWORK, TOOL, LoopDevice, Tool, Work, bpf_prog_ids, count, diskstats,
-                     kernel_skips_pid1, make_cgroup, make_tempdir, mount, read_proc_io,
-                     remove_cgroup)
+from harness import (IOWORK, KEYED, TOOL, LoopDevice, Tool, Work, bpf_prog_ids, count,
+                     diskstats, kernel_skips_pid1, make_cgroup, make_tempdir, mount,
+                     read_proc_io, remove_cgroup)
 from test_breakdown import cgroup2_root, check_report, keyed
 from test_host import biolatency_total, held_prog_ids
 
@@ -328,7 +328,7 @@ def thirty_two_fio_jobs_counted_exactly():
         try:
             bio = subprocess.Popen(["/usr/sbin/biolatency", "-d", loop.name],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            tool = Tool("-T", "blk", "-d", loop.name, "--json", "--stats")
+            tool = Tool("-T", "blk", "-d", loop.name, "--json", "--stats", env=KEYED)
             time.sleep(3)  # biolatency prints no "attached" line to wait for
             before = diskstats(loop.name)
             merged = reads_merged(loop.name)

@@ -736,8 +736,10 @@ Test(planner, print_table)
 	 * say so too. */
 	cr_assert_eq(count_substr(text, "skipped:"), skipped + NR_WHYS,
 		     "one skipped: per skipped cell and part:\n%s", text);
-	/* One line per wanted cell and per part, plus the header. */
-	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS, "%s", text);
+	/* One line per wanted cell and per part, plus the header and how blk
+	 * times requests. */
+	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS + 1, "%s", text);
+	cr_assert_not_null(strstr(text, "\nblk timing: programs keyed by request"), "%s", text);
 	cr_assert_null(strstr(text, "xfs"), "xfs was not asked for:\n%s", text);
 
 	find_line(text, "syscall", "read", line, sizeof(line));
@@ -938,4 +940,91 @@ Test(planner, parts_follow_their_tracepoints)
 	replan();
 	cr_assert_not(plan.why[WHY_JOURNAL]);
 	cr_assert(plan.why[WHY_CACHE]);
+}
+
+/* ---- One program per request where the kernel stamps requests ---- */
+
+static bool fake_stamped(void *ctx, const char *disk, bool queued, char *why, size_t whysz)
+{
+	(void)ctx;
+	snprintf(why, whysz, "fake %s %s", disk ? disk : "all", queued ? "iostats" : "stats");
+	return !disk || strcmp(disk, "unstamped0");
+}
+
+static void expect_stamped(const char *field, const char *why)
+{
+	const char *const complete[] = { "block_rq_complete", NULL };
+
+	cr_assert(plan.blk_stamped, "not stamped: %s", plan.blk_timing);
+	cr_assert_null(plan.blk_origin, "origin %s", plan.blk_origin);
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BLK, op, METHOD_TP_BTF, complete, NULL);
+	cr_assert(strstr(plan.blk_timing, "one program per request"), "%s", plan.blk_timing);
+	cr_assert(strstr(plan.blk_timing, field), "%s", plan.blk_timing);
+	cr_assert(strstr(plan.blk_timing, why), "%s", plan.blk_timing);
+}
+
+Test(planner, blk_one_program_where_requests_are_stamped)
+{
+	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+	fk.caps.blk_stamped = fake_stamped;
+	replan();
+	expect_stamped("rq->io_start_time_ns", "fake all stats");
+
+	cfg.queued = true;
+	cfg.disk = "loop3";
+	cfg.per_disk = true;
+	cfg.per_flags = true;
+	replan();
+	expect_stamped("rq->start_time_ns", "fake loop3 iostats");
+}
+
+/* Where BPF skips PID 1, --plan says one program cannot count those
+ * completions apart; the programs keyed by request can. */
+Test(planner, blk_one_program_says_what_pid1_hides)
+{
+	struct membuf m;
+	const char *text;
+
+	for (int stamped = 0; stamped < 2; stamped++) {
+		build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+		fk.caps.bpf_skips_pid1 = true;
+		fk.caps.blk_stamped = stamped ? fake_stamped : NULL;
+		replan();
+		plan_print(&plan, membuf_open(&m));
+		text = membuf_close(&m);
+		cr_assert_eq(count_substr(text, BLK_STAMPED_PID1_NOTE "\n"), stamped, "%s", text);
+		membuf_free(&m);
+	}
+}
+
+Test(planner, blk_falls_back_and_says_why)
+{
+	/* A kernel that cannot tell (no callback): today's programs. */
+	plan_for(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+	expect_blk(METHOD_TP_BTF, NULL);
+	cr_assert_not(plan.blk_stamped);
+	cr_assert(strstr(plan.blk_timing, "programs keyed by request"), "%s", plan.blk_timing);
+
+	/* The disk is not stamped. */
+	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+	fk.caps.blk_stamped = fake_stamped;
+	cfg.disk = "unstamped0";
+	cfg.queued = true;
+	replan();
+	expect_blk(METHOD_TP_BTF, "block_io_start");
+	cr_assert_not(plan.blk_stamped);
+	cr_assert(strstr(plan.blk_timing, "fake unstamped0 iostats"), "%s", plan.blk_timing);
+
+	/* Who submitted a request is needed (-P, -G): never one program. */
+	for (int g = 0; g < 2; g++) {
+		build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+		fk.caps.blk_stamped = fake_stamped;
+		cfg.per_process = !g;
+		cfg.per_cgroup = g;
+		replan();
+		expect_blk(METHOD_TP_BTF, "block_io_start");
+		cr_assert_not(plan.blk_stamped);
+		cr_assert(strstr(plan.blk_timing, "submitter"), "%s", plan.blk_timing);
+	}
 }

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""The block layer's cost at top IOPS (issue 21): fio io_uring, queue depth
+32, 4 KiB random O_DIRECT reads on a loop device over a page-cached file,
+untraced and under each tracer, in alternating rounds.
+
+Two passes, as root (take both locks on a shared machine, bench/README.md):
+1. throughput: every round runs every configuration once, in a rotated
+   order; each configuration's median IOPS and its loss against the median
+   untraced IOPS; all rounds printed. BPF run-time statistics are off here:
+   they cost every program run two clock reads.
+2. kernel BPF time: kernel.bpf_stats_enabled on, one run per traced
+   configuration; run_time_ns and run_cnt summed over the programs the
+   tracer loaded, divided by the requests the loop device completed
+   (/proc/diskstats). Runs per request count every disk's events, as the
+   tracepoints fire for all of them.
+
+'(old)' configurations are -T blk with IOSB_BLK_STAMPS=0: the programs keyed
+by request that one program per request replaced, measured side by side.
+Writes bench/results/blkiops-DATE.md and prints it.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchlib import TOOL, Tracer, cpu_model, need_root, save
+
+BIOLATENCY = "/usr/sbin/biolatency"
+
+
+def configs(disk):
+    ours = [TOOL, "-d", disk]
+    old = {"IOSB_BLK_STAMPS": "0"}
+    return [
+        ("untraced", None, None),
+        ("-T blk", ours + ["-T", "blk"], None),
+        ("-T blk -Q", ours + ["-T", "blk", "-Q"], None),
+        ("-T blk (old)", ours + ["-T", "blk"], old),
+        ("-T blk -Q (old)", ours + ["-T", "blk", "-Q"], old),
+        ("-T blk -P", ours + ["-T", "blk", "-P"], None),
+        ("all layers", [TOOL], None),
+        ("biolatency", ["stdbuf", "-oL", BIOLATENCY, "-d", disk], None),
+        ("biolatency -Q", ["stdbuf", "-oL", BIOLATENCY, "-Q", "-d", disk], None),
+    ]
+
+
+def prog_stats():
+    """id -> (name, run_time_ns, run_cnt) of every loaded BPF program."""
+    p = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                       check=True)
+    return {d["id"]: (d.get("name", "?"), d.get("run_time_ns", 0), d.get("run_cnt", 0))
+            for d in json.loads(p.stdout or "[]")}
+
+
+def completed(disk):
+    """Requests the disk completed: reads, writes, discards, flushes."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            x = line.split()
+            if x[2] == disk:
+                return sum(int(x[i]) for i in (3, 7, 14, 18) if i < len(x))
+    raise SystemExit(f"{disk} not in /proc/diskstats")
+
+
+def fio(dev, secs):
+    p = subprocess.run(["fio", "--name=r", f"--filename={dev}", "--direct=1", "--bs=4k",
+                        "--rw=randread", "--ioengine=io_uring", "--iodepth=32",
+                        f"--runtime={secs}", "--time_based", "--output-format=json"],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout[p.stdout.index("{"):])["jobs"][0]["read"]["iops"]
+
+
+def start(argv, env):
+    """A tracer, from its ready line: ours and biolatency both print it."""
+    if env:
+        os.environ.update(env)
+    try:
+        return Tracer(argv)
+    finally:
+        for k in env or ():
+            del os.environ[k]
+
+
+def run(cfg, dev, disk, secs, stats):
+    """(IOPS, BPF ns per request, runs per request, programs that ran)."""
+    name, argv, env = cfg
+    if not argv:
+        return fio(dev, secs), None, None, None
+    before = prog_stats() if stats else {}
+    t = start(argv, env)
+    try:
+        ours = {i: v for i, v in prog_stats().items() if i not in before} if stats else {}
+        n0 = completed(disk)
+        iops = fio(dev, secs)
+        n1 = completed(disk)
+        after = prog_stats() if stats else {}
+    finally:
+        t.stop()
+    if not stats:
+        return iops, None, None, None
+    ns = sum(after[i][1] - v[1] for i, v in ours.items() if i in after)
+    cnt = sum(after[i][2] - v[2] for i, v in ours.items() if i in after)
+    ran = sorted(after[i][0] for i, v in ours.items() if i in after and after[i][2] > v[2])
+    req = max(1, n1 - n0)
+    return iops, ns / req, cnt / req, ran
+
+
+def sysctl(name, value=None):
+    path = "/proc/sys/" + name.replace(".", "/")
+    with open(path) as f:
+        old = f.read().strip()
+    if value is not None:
+        with open(path, "w") as f:
+            f.write(value)
+    return old
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=4, help="fio runtime per run")
+    ap.add_argument("--size-mib", type=int, default=512)
+    a = ap.parse_args()
+    need_root("blkiops.py")
+    for tool in (TOOL, BIOLATENCY, "fio", "bpftool", "losetup", "stdbuf"):
+        if subprocess.run(["which", tool], capture_output=True).returncode:
+            raise SystemExit(f"blkiops.py: {tool} not found (make; scripts/install-deps.sh)")
+    tmp = tempfile.mkdtemp(dir="/var/tmp")
+    img = os.path.join(tmp, "disk.img")
+    with open(img, "wb") as f:
+        f.truncate(a.size_mib << 20)
+    # Filled and read once: the loop device's reads come from the page cache.
+    subprocess.run(["dd", "if=/dev/urandom", f"of={img}", "bs=1M", f"count={a.size_mib}",
+                    "conv=notrunc", "status=none"], check=True)
+    subprocess.run(["cat", img], stdout=subprocess.DEVNULL, check=True)
+    dev = subprocess.run(["losetup", "-f", "--show", img], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    disk = os.path.basename(dev)
+    C = configs(disk)
+    iops = {c[0]: [] for c in C}
+    kern = {}
+    stats_old = sysctl("kernel.bpf_stats_enabled")
+    lines = []
+    try:
+        time.sleep(0.5)
+        fio(dev, 1)  # warm-up
+        for r in range(a.rounds):
+            order = C[r % len(C):] + C[:r % len(C)]
+            for c in order:
+                iops[c[0]].append(run(c, dev, disk, a.seconds, False)[0])
+            print(f"round {r + 1}: " + ", ".join(f"{c[0]} {iops[c[0]][-1]:.0f}" for c in C),
+                  file=sys.stderr, flush=True)
+        sysctl("kernel.bpf_stats_enabled", "1")
+        for c in C[1:]:
+            kern[c[0]] = run(c, dev, disk, a.seconds, True)
+    finally:
+        sysctl("kernel.bpf_stats_enabled", stats_old)
+        subprocess.run(["losetup", "-d", dev])
+        os.unlink(img)
+        os.rmdir(tmp)
+    base = statistics.median(iops["untraced"])
+    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")}
+    lines += ["# Block layer cost at top IOPS (bench/blkiops.py)", "",
+              f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; kernel {os.uname().release}; "
+              f"fio io_uring QD32 4 KiB randread O_DIRECT on {disk} over a page-cached "
+              f"{a.size_mib} MiB file, {a.seconds} s a run, {a.rounds} rounds (rotated order).",
+              "", "| configuration | median IOPS | loss vs untraced | vs biolatency's loss "
+              "| rounds |", "|---|---:|---:|---:|---|"]
+    for c in C:
+        m = statistics.median(iops[c[0]])
+        loss = 1 - m / base
+        peer = bio["biolatency -Q" if "-Q" in c[0] else "biolatency"]
+        rel = f"{loss / peer:.2f}x" if c[0] != "untraced" and peer > 0 else "-"
+        lines.append(f"| {c[0]} | {m / 1000:.1f}k | {loss * 100:.1f}% | {rel} | "
+                     + ", ".join(f"{x / 1000:.1f}k" for x in iops[c[0]]) + " |")
+    lines += ["", "Kernel BPF time (kernel.bpf_stats_enabled, one run each, the programs "
+              "the tracer loaded; per request of the loop device):", "",
+              "| configuration | BPF ns / request | runs / request | programs that ran |",
+              "|---|---:|---:|---|"]
+    for c in C[1:]:
+        _, ns, runs, ran = kern[c[0]]
+        lines.append(f"| {c[0]} | {ns:.0f} | {runs:.2f} | {len(ran)}: {', '.join(ran)} |")
+    text = "\n".join(lines) + "\n"
+    save("blkiops", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
