@@ -249,9 +249,8 @@ static bool blk_plan_stamped(const struct kcaps *caps, const struct config *cfg,
 		return true;
 	}
 	snprintf(plan->blk_timing, sz,
-		 "programs keyed by request, not one per request: the kernel may not stamp %s "
-		 "(%s)",
-		 field, why);
+		 "programs keyed by request, not one per request (which reads %s): %s", field,
+		 why);
 	return false;
 }
 

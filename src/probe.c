@@ -26,6 +26,7 @@ struct probe_ctx {
 	char fentry_why[160];
 	char kprobe_why[160];
 	char syscall_prefix[32];
+	bool skips_pid1; /* kcaps.bpf_skips_pid1, for blk_stamped() */
 };
 
 const char *tracefs_path(void)
@@ -263,16 +264,25 @@ static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
 
 /*
  * IOSB_BLK_STAMPS=0 (tests, benches): the programs keyed by request even
- * where the kernel stamps requests, so that both ways can be checked on
- * one kernel.
+ * where the kernel stamps requests; =1: one program per request even on a
+ * kernel that hides completions on top of PID 1 (where the keyed programs
+ * are the default: they count those apart). Both ways can then be checked
+ * on one kernel.
  */
 static bool blk_stamped(void *ctx, const char *disk, bool queued, char *why, size_t whysz)
 {
 	const char *env = getenv("IOSB_BLK_STAMPS");
+	struct probe_ctx *p = ctx;
 
-	(void)ctx;
 	if (env && !strcmp(env, "0")) {
 		snprintf(why, whysz, "IOSB_BLK_STAMPS=0 in the environment");
+		return false;
+	}
+	if (p->skips_pid1 && !(env && !strcmp(env, "1"))) {
+		snprintf(why, whysz,
+			 "this kernel hides completions on top of PID 1 from BPF, and only "
+			 "the programs keyed by request count them apart; IOSB_BLK_STAMPS=1 "
+			 "forces one program per request");
 		return false;
 	}
 	return blk_disks_stamped("/sys", disk, queued, why, whysz);
@@ -402,6 +412,7 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
 	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);
+	p->skips_pid1 = caps->bpf_skips_pid1;
 	caps->uring_parts_other_args = !probe_uring_parts_args(p->vmlinux);
 	return 0;
 }

@@ -391,6 +391,9 @@ _SKIPS_PID1 = None
 # kernel never ran them for, at the struct's next use (check_blk_count), so
 # the tests that count those use them; test_blk_stamped.py compares both.
 KEYED = {"IOSB_BLK_STAMPS": "0"}
+# One program per request even where the keyed programs are the default
+# (a kernel that hides completions on top of PID 1).
+STAMPED = {"IOSB_BLK_STAMPS": "1"}
 
 
 

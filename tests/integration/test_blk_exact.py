@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import (KEYED, LoopDevice, Skip, Tool, check_blk_count, count, kernel_skips_pid1,
+from harness import (KEYED, STAMPED, LoopDevice, Skip, Tool, check_blk_count, count, kernel_skips_pid1,
                      on_cleanup)
 
 TESTS = []
@@ -46,7 +46,7 @@ def fio(dev, *args, timeout=120):
 
 def traced(loop, tool_args, fio_args, env=KEYED):
     """One fio run under the tool: (report, fio's (reads, writes), diskstats
-    delta). env None: one program per request where the disk is stamped."""
+    delta). env STAMPED: one program per request where the disk is stamped."""
     tool = Tool("-T", "blk", "--json", "-d", loop.name, *tool_args, env=env)
     before = disk_fields(loop.name)
     ios = fio(loop.dev, *fio_args)
@@ -177,7 +177,7 @@ def blk_exact_with_pid1_on_another_cpu():
             had = set_affinity_of_pid1({0})
             on_cleanup("affinity of PID 1's threads", restore_affinity, had)
             try:
-                for mode, env in (([], KEYED), (["-Q"], KEYED), ([], None), (["-Q"], None)):
+                for mode, env in (([], KEYED), (["-Q"], KEYED), ([], STAMPED), (["-Q"], STAMPED)):
                     rep, ios, delta = traced(loop, mode, [
                         "--name=r", "--rw=randread", "--ioengine=io_uring", "--iodepth=32",
                         "--numjobs=2", "--cpus_allowed=1", "--group_reporting",
@@ -185,7 +185,7 @@ def blk_exact_with_pid1_on_another_cpu():
                         "--time_based"], env)
                     got = count(rep, "blk", "read")
                     missed = rep["dropped_by_reason"]["request_completion_missed"]
-                    way = "keyed" if env else "one program"
+                    way = "keyed" if env is KEYED else "one program"
                     print(f"    {mode or ['issue']} {way}: PID 1 on CPU 0, fio on CPU 1: fio "
                           f"{ios[0]}, diskstats {delta[0]}, counted {got}, missed {missed}",
                           flush=True)

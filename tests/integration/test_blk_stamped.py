@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import KEYED, TOOL, LoopDevice, Tool, cell, check_blk_count, count, on_cleanup
+from harness import KEYED, STAMPED, TOOL, LoopDevice, Tool, cell, check_blk_count, count, on_cleanup
 
 TESTS = []
 
@@ -79,11 +79,11 @@ def blk_stamped_one_program_counts_and_times_like_the_kernel():
         loop = LoopDevice(tmp, size_mib=256)
         try:
             for mode in ([], ["-Q"]):
-                out = plan("-T", "blk", "-d", loop.name, *mode)
+                out = plan("-T", "blk", "-d", loop.name, *mode, env=STAMPED)
                 assert "blk timing: one program per request" in out, out
                 for engine in (["--ioengine=psync"], ["--ioengine=io_uring", "--iodepth=32"]):
                     args = ("-T", "blk", "-d", loop.name, "--json", "--stats", *mode)
-                    new, old = Tool(*args), Tool(*args, env=KEYED)
+                    new, old = Tool(*args, env=STAMPED), Tool(*args, env=KEYED)
                     before = reads(loop.name)
                     f = fio(loop.dev, *engine, "--runtime=2", "--time_based")
                     time.sleep(0.1)
@@ -136,11 +136,11 @@ def blk_stamped_falls_back_where_a_queue_is_not_stamped():
         loop = LoopDevice(tmp)
         try:
             set_queue(loop.name, "wbt_lat_usec", "0")
-            out = plan("-T", "blk", "-d", loop.name)
+            out = plan("-T", "blk", "-d", loop.name, env=STAMPED)
             assert "programs keyed by request" in out and f"{loop.name}: wbt is off" in out, out
-            out = plan("-T", "blk", "-d", loop.name, "-Q")
+            out = plan("-T", "blk", "-d", loop.name, "-Q", env=STAMPED)
             assert "one program" in out, out
-            tool = Tool("-T", "blk", "-d", loop.name, "--json")
+            tool = Tool("-T", "blk", "-d", loop.name, "--json", env=STAMPED)
             before = reads(loop.name)
             f = fio(loop.dev, "--ioengine=psync", "--runtime=1", "--time_based")
             time.sleep(0.1)
@@ -149,7 +149,7 @@ def blk_stamped_falls_back_where_a_queue_is_not_stamped():
             assert f["total_ios"] == n, (f["total_ios"], n)
             check_blk_count(rep, count(rep, "blk", "read"), n, "wbt off")
             set_queue(loop.name, "iostats", "0")
-            out = plan("-T", "blk", "-d", loop.name, "-Q")
+            out = plan("-T", "blk", "-d", loop.name, "-Q", env=STAMPED)
             assert f"{loop.name}: queue/iostats is not 1" in out, out
             out = plan("-T", "blk", "-d", loop.name, env={"IOSB_BLK_STAMPS": "0"})
             assert "IOSB_BLK_STAMPS=0" in out, out
