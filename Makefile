@@ -65,7 +65,7 @@ CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks
 	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
 	src/verdict.c src/heatmap.c src/live.c src/uring_parts.c
 # --version (from debian/changelog and git).
-CORE_SRCS += src/version.c
+CORE_SRCS += src/version.c src/bio_stack.c
 # -G: cgroup paths and the container and pod ids in them.
 CORE_SRCS += src/cgname.c
 BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/collect.c src/stats.c src/metrics.c \

@@ -44,3 +44,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "proctree.bpf.c" /* children of traced processes */
 #include "uring.bpf.c"	  /* io_uring requests */
 #include "blk.bpf.c"	  /* block layer */
+#include "bio.bpf.c"	  /* bio layer: bios per device */

@@ -128,6 +128,14 @@ enum drop_reason {
 	 * Not timed (never as 0).
 	 */
 	DROP_RQ_UNSTAMPED,
+	/* No start slot for a bio (the bio layer): bio_starts is full. */
+	DROP_BIO_MAP_FULL,
+	/*
+	 * A bio queued again while our entry for it was open: the struct was
+	 * reused after an end block_bio_complete did not report (a bio that
+	 * failed before it reached its driver). Counted, then replaced.
+	 */
+	DROP_BIO_COMPLETION_MISSED,
 	NR_DROP_REASONS,
 };
 
@@ -167,7 +175,7 @@ enum fd_kind {
 struct breakdown_key {
 	__u32 cell_idx; /* CELL_INDEX(layer, op) */
 	__u32 tgid;	/* -P: the process (blk: its submitter); else 0 */
-	__u32 dev;	/* -D: kernel dev_t of the disk (blk only); else 0 */
+	__u32 dev;	/* -D: kernel dev_t of the disk (bio, blk only); else 0 */
 	__u32 flags;	/* -F: RQ_FLAG_* (blk only); else 0 */
 	__u64 cgid;	/* -G: cgroup v2 id (blk: the submitter's); else 0 */
 };
@@ -204,7 +212,8 @@ struct breakdown_cell {
 /* The layers of threads: all before io_uring (its requests and blk's are
  * not calls of a thread). */
 #define NR_CALL_LAYERS LAYER_IO_URING
-_Static_assert(LAYER_BLK == NR_LAYERS - 1, "cells.def: blk must be the last layer");
+_Static_assert(LAYER_BLK == NR_LAYERS - 1 && LAYER_BIO == NR_LAYERS - 2,
+	       "cells.def: bio and blk must be the last layers");
 enum part {
 	PART_IO_WAIT = NR_CALL_LAYERS, /* asleep in io_schedule (task->in_iowait) */
 	PART_BLOCKED,		       /* any other sleep: locks, wait queues */
@@ -412,6 +421,13 @@ struct call_blk {
 #define CALL_PART_INDEX(op, part) (NR_CELLS + (op)*NR_PARTS + (part))
 #define CALL_TOTAL_INDEX(op) (NR_CELLS + NR_FS_OPS * NR_PARTS + (op))
 
+/*
+ * -D with the bio layer: the bios one device remapped onto another
+ * (block_bio_remap: dm-0 onto vda), per op, timed on the device below. The
+ * key's dev is the device below, its flags field the device above.
+ */
+#define BIO_EDGE_INDEX(op) (CALL_TOTAL_INDEX(NR_FS_OPS) + (op))
+
 /* Per op of the root layer: calls split into parts, and their block I/O. */
 struct call_totals {
 	__u64 count;
@@ -471,6 +487,16 @@ struct uring_start {
 	__u64 cgid;			 /* -G: the submitter's cgroup v2 id */
 };
 
+/* A bio between block_bio_queue and block_bio_complete (the bio layer). */
+struct bio_start {
+	__u64 start_ns;
+	__u32 tgid;	     /* submitter */
+	__u32 dev;	     /* the bio's disk, when filtered or split by it */
+	char comm[COMM_LEN]; /* submitter's name, for -P */
+	__u32 upper;	     /* -D: the device that remapped it here (dm-0), or 0 */
+	__u32 pad;
+};
+
 /* System call numbers the raw syscall source can map to a cell (all the
  * table's on x86-64 and arm64 are below 512). */
 #define SYSNR_SLOTS 512
@@ -489,6 +515,9 @@ struct uring_start {
 #define MAX_INFLIGHT_RQS 4096
 /* io_uring requests in flight: rings of 4096 entries, a few of them. */
 #define MAX_INFLIGHT_URING 16384
+/* Bios in flight: every level of a stack (dm-0 and the disk below) holds
+ * one for the same I/O, and a bio-based device has no queue depth limit. */
+#define MAX_INFLIGHT_BIOS 16384
 #define MAX_BREAKDOWN_KEYS 2048
 /* Processes followed at once under a traced one (-- COMMAND, -p --children):
  * a build of a large tree runs a few hundred; a full set is counted. */

@@ -52,10 +52,10 @@ static const struct prog_ref *target_pair(const struct tracer *t, const struct c
 	return progtab_target(&t->progs, cp->target_ids[i], method);
 }
 
-static const struct prog_ref *blk_prog(const struct tracer *t, const struct cell_plan *cp,
-				       unsigned int i)
+static const struct prog_ref *blk_prog(const struct tracer *t, unsigned int layer,
+				       const struct cell_plan *cp, unsigned int i)
 {
-	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_by_name(cp->targets[i]), cp->src);
+	return progtab_blk(&t->progs, (enum blk_tp)blk_tp_of_layer(layer, cp->targets[i]), cp->src);
 }
 
 /* Points a fentry/fexit pair at its function. */
@@ -132,7 +132,7 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 					else if (layer == LAYER_IO_URING)
 						load_uring(t, plan, cp->src);
 					else
-						load_pair(blk_prog(t, cp, i));
+						load_pair(blk_prog(t, layer, cp, i));
 					break;
 				case METHOD_FENTRY:
 					target_func(plan, layer, cp->targets[i], fn, sizeof(fn));
@@ -406,14 +406,17 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 	return 0;
 }
 
-/* The block layer: completion first, so no request is left open by us. */
-static int attach_blk(struct tracer *t, struct plan *plan, char *err, size_t errsz)
+/* A device layer (blk, bio): completion first, so no request or bio is
+ * left open by us. */
+static int attach_blk(struct tracer *t, struct plan *plan, unsigned int layer, char *err,
+		      size_t errsz)
 {
-	struct cell_plan *cp = &plan->cells[LAYER_BLK][0];
+	struct cell_plan *cp = &plan->cells[layer][0];
 
 	for (int i = (int)cp->nr_targets - 1; i >= 0; i--) {
 		const char *tp = cp->targets[i];
-		struct bpf_link *l = bpf_program__attach(blk_prog(t, cp, (unsigned int)i)->entry);
+		struct bpf_link *l =
+		    bpf_program__attach(blk_prog(t, layer, cp, (unsigned int)i)->entry);
 
 		if (!l || keep_link(t, l)) {
 			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s): %s", tp,
@@ -544,7 +547,6 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		 const struct targets *tg, char *err, size_t errsz)
 {
-	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
 	long slots = forced_hash_slots(err, errsz);
 
 	memset(t, 0, sizeof(*t));
@@ -580,8 +582,10 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		return -1;
 	if (attach_why(t, plan, err, errsz))
 		return -1;
-	if (blk && attach_blk(t, plan, err, errsz))
-		return -1;
+	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
+		if (layer_is_device(layer) && plan->cells[layer][0].src != METHOD_NONE &&
+		    attach_blk(t, plan, layer, err, errsz))
+			return -1;
 	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
 	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))

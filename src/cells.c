@@ -49,6 +49,21 @@ const char *const uring_tp_names[NR_URING_TPS] = {
 #define URING_TP(id, name) [id] = #name,
 #include "cells.def"
 };
+unsigned int blk_tp_layer(enum blk_tp tp)
+{
+	return tp == BLK_TP_BIO_QUEUE || tp == BLK_TP_BIO_COMPLETE ||
+		       tp == BLK_TP_BIO_RQ_COMPLETE || tp == BLK_TP_BIO_REMAP
+		   ? LAYER_BIO
+		   : LAYER_BLK;
+}
+
+int blk_tp_of_layer(unsigned int layer, const char *name)
+{
+	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++)
+		if (blk_tp_layer((enum blk_tp)tp) == layer && !strcmp(name, blk_tp_names[tp]))
+			return (int)tp;
+	return -1;
+}
 
 int blk_tp_by_name(const char *name)
 {

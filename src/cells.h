@@ -61,6 +61,13 @@ extern const char *const uring_tp_names[NR_URING_TPS];
 /* A block tracepoint by name, or -1. */
 int blk_tp_by_name(const char *name);
 
+/* The device layer a block tracepoint's program times (bio or blk). */
+unsigned int blk_tp_layer(enum blk_tp tp);
+
+/* A device layer's program on a block tracepoint, by the tracepoint's name
+ * (bio and blk both have one on block_rq_complete), or -1. */
+int blk_tp_of_layer(unsigned int layer, const char *name);
+
 /* Every target, in the table's order (best first within a cell). */
 extern const struct cell_target cell_targets[NR_CELL_TARGETS];
 

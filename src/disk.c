@@ -97,6 +97,19 @@ int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, c
 	return -1;
 }
 
+bool disk_bio_based(const char *sysfs_root, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/block/%s/mq", sysfs_root, name);
+	if (!stat(path, &st))
+		return false;
+	/* Not a disk at all (no queue): not for this function to say. */
+	snprintf(path, sizeof(path), "%s/block/%s/queue", sysfs_root, name);
+	return !stat(path, &st);
+}
+
 int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t namesz)
 {
 	char path[PATH_MAX];

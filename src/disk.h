@@ -20,6 +20,15 @@ struct disk_id {
 int disk_resolve(const char *sysfs_root, const char *name, struct disk_id *id, char *err,
 		 size_t errsz);
 
+/*
+ * Is the disk bio-based: a device (dm-*, md*, zram*, nbd, pmem, bcache)
+ * whose driver takes bios and never makes a struct request, so the
+ * block_rq_* tracepoints never fire for it? A request-based (blk-mq) disk
+ * has an "mq" directory in sysfs; every kernel with BTF is blk-mq only
+ * (the legacy request path went in 5.0), so no "mq" means bio-based.
+ */
+bool disk_bio_based(const char *sysfs_root, const char *name);
+
 /* The name of the disk with these numbers, or -1 if there is none. */
 int disk_name(const char *sysfs_root, struct disk_id id, char *name, size_t namesz);
 

@@ -118,6 +118,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->uring_complete_fields = plan->uring_complete_fields;
 	ro->uring_split = plan->uring_parts;
 	ro->blk_stamped = blk && plan->blk_stamped;
+	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;
 	ro->journal_on = plan->why[WHY_JOURNAL];
 	set_syscall_numbers(ro, plan);
@@ -146,6 +147,10 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
 		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
 	}
+	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
+		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
+	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || !cfg->per_disk)
+		bpf_map__set_max_entries(skel->maps.bio_remapped, 1);
 	if (task_storage || !plan_traces_threads(plan)) {
 		bpf_map__set_max_entries(skel->maps.thread_starts, 1);
 		bpf_map__set_max_entries(skel->maps.threads_seen, 1);

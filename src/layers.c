@@ -18,8 +18,8 @@ static const struct {
  * The order rules of cells.def. A layer's position is its depth in the
  * stack: the planner takes the first traced layer as the root of calls, and
  * NR_CALL_LAYERS, THREAD_LAYERS and the parts of calls count on blk being
- * the last. So kinds never go back up the stack (4 bits a layer, packed),
- * and blk is last.
+ * the last and bio just above it. So kinds never go back up the stack (4
+ * bits a layer, packed), and blk is last.
  */
 #define KIND_AT(packed, layer) ((unsigned int)((packed) >> (4 * (layer))) & 15)
 enum {
@@ -96,9 +96,14 @@ size_t layers_join(char *buf, size_t sz, unsigned int kinds, bool help)
 	return used;
 }
 
+bool layer_is_device(unsigned int layer)
+{
+	return layer == LAYER_BIO || layer == LAYER_BLK;
+}
+
 unsigned int layer_nr_ops(unsigned int layer)
 {
-	if (layer == LAYER_BLK)
+	if (layer_is_device(layer))
 		return NR_BLK_OPS;
 	return layer == LAYER_IO_URING ? NR_URING_OPS : NR_FS_OPS;
 }
@@ -109,7 +114,7 @@ const char *op_name(unsigned int layer, unsigned int op)
 		return "?";
 	if (layer == LAYER_IO_URING)
 		return uring_op_names[op];
-	return layer == LAYER_BLK ? blk_op_names[op] : fs_op_names[op];
+	return layer_is_device(layer) ? blk_op_names[op] : fs_op_names[op];
 }
 
 bool layer_has_requests(unsigned int layer)
@@ -119,6 +124,8 @@ bool layer_has_requests(unsigned int layer)
 
 const char *layer_count_noun(unsigned int layer, unsigned long long n)
 {
+	if (layer == LAYER_BIO)
+		return n == 1 ? "bio" : "bios";
 	if (layer_has_requests(layer))
 		return n == 1 ? "request" : "requests";
 	return n == 1 ? "call" : "calls";

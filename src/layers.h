@@ -14,6 +14,7 @@ enum layer_kind {
 	LAYER_KIND_VFS,	    /* the VFS */
 	LAYER_KIND_FS,	    /* a file system's file_operations */
 	LAYER_KIND_URING,   /* io_uring requests */
+	LAYER_KIND_BIO,	    /* bios, per device: dm, md, zram and every disk */
 	LAYER_KIND_BLK,	    /* the block layer, always the last */
 	NR_LAYER_KINDS,
 };
@@ -21,6 +22,8 @@ enum layer_kind {
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
 /* The layers that time calls of threads (all before io_uring). */
 #define THREAD_LAYERS ((1U << NR_CALL_LAYERS) - 1)
+/* The device layers: they time bios and requests, per disk, not calls. */
+#define DEVICE_LAYERS ((1U << LAYER_BIO) | (1U << LAYER_BLK))
 
 const char *layer_name(unsigned int layer);
 /* Number of operations of a layer (4 for fs-like layers, 5 for io_uring
@@ -34,6 +37,9 @@ int layer_by_name(const char *name);
  * offending word copied to bad (size badsz).
  */
 int parse_layer_list(const char *list, unsigned int *mask, char *bad, size_t badsz);
+
+/* Is the layer a device layer (bio or blk: BLK_OP operations, per disk)? */
+bool layer_is_device(unsigned int layer);
 
 /* Is the layer a file system (of kind LAYER_KIND_FS)? */
 bool layer_is_fs(unsigned int layer);

@@ -5,6 +5,7 @@
 #include "opt_values.h"
 
 #define WITH_BLK(cfg) ((cfg)->layers & (1U << LAYER_BLK))
+#define WITH_DEVICES(cfg) ((cfg)->layers & DEVICE_LAYERS)
 
 int opt_check_pid(struct config *cfg)
 {
@@ -39,8 +40,9 @@ int opt_check_no_children(struct config *cfg)
 
 int opt_check_per_disk(struct config *cfg)
 {
-	if (cfg->per_disk && !WITH_BLK(cfg))
-		return opt_fail(cfg, "-D applies to the blk layer only: add blk to -T");
+	if (cfg->per_disk && !WITH_DEVICES(cfg))
+		return opt_fail(cfg,
+				"-D applies to the bio and blk layers only: add bio or blk to -T");
 	return 0;
 }
 
@@ -87,8 +89,9 @@ int opt_check_duration(struct config *cfg)
 
 int opt_check_disk(struct config *cfg)
 {
-	if (cfg->disk && !WITH_BLK(cfg))
-		return opt_fail(cfg, "-d applies to the blk layer only: add blk to -T");
+	if (cfg->disk && !WITH_DEVICES(cfg))
+		return opt_fail(cfg,
+				"-d applies to the bio and blk layers only: add bio or blk to -T");
 	return 0;
 }
 
@@ -119,7 +122,7 @@ int opt_check_live(struct config *cfg)
 				"with -p from another terminal)");
 	/* The busiest processes (and disks) need their breakdowns. */
 	cfg->per_process = true;
-	cfg->per_disk = cfg->layers & (1U << LAYER_BLK);
+	cfg->per_disk = cfg->layers & DEVICE_LAYERS;
 	if (!cfg->interval)
 		cfg->interval = 1;
 	return 0;

@@ -20,7 +20,7 @@
 
 /* The help's text around the options: the layers' part comes from cells.def. */
 static const char doc_intro[] = "Break the latency of I/O down by layer of the storage stack: %s,\n"
-				"%s requests, %s, file system (%s) and %s.\n"
+				"%s requests, %s, file system (%s), %s and %s.\n"
 				"\n";
 static const char doc_examples[] =
     "EXAMPLES:\n"
@@ -33,6 +33,7 @@ static const char doc_examples[] =
     "  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
     "  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
     "  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
+    "  iostackbreak -T bio -D            # bios per device: dm-0, zram0, vda\n"
     "  iostackbreak --cgroup /sys/fs/cgroup/db.slice 10  # one container\n"
     "  iostackbreak --plan               # what would be attached, and why\n"
     "  iostackbreak -- make -j4          # a command and every process it forks\n"
@@ -69,7 +70,8 @@ static const char *help_doc(void)
 		return doc;
 	layers_join(fs, sizeof(fs), 1U << LAYER_KIND_FS, true);
 	n = snprintf(doc, sizeof(doc), doc_intro, layer_help(LAYER_SYSCALL),
-		     layer_help(LAYER_IO_URING), layer_help(LAYER_VFS), fs, layer_help(LAYER_BLK));
+		     layer_help(LAYER_IO_URING), layer_help(LAYER_VFS), fs, layer_help(LAYER_BIO),
+		     layer_help(LAYER_BLK));
 	n += snprintf(doc + n, sizeof(doc) - (size_t)n, "%s", doc_examples);
 	snprintf(doc + n, sizeof(doc) - (size_t)n, doc_layers, layer_names_list());
 	return doc;
@@ -268,7 +270,8 @@ static const struct opt_row rows[] = {
 	{ "cgroup", OPT_CGROUP, "PATH",
 	  "Trace only tasks in this cgroup v2 directory and its descendants", .parse = opt_cgroup,
 	  .once = true },
-	{ "per-disk", 'D', NULL, "Block layer: one cell per disk", SET(per_disk),
+	{ "per-disk", 'D', NULL,
+	  "Bio and block layers: one cell per disk (bio: per device of a stack)", SET(per_disk),
 	  .check = opt_check_per_disk },
 	{ "per-process", 'P', NULL, "One cell per process (block layer: the submitting process)",
 	  SET(per_process) },
@@ -313,7 +316,8 @@ static const struct opt_row rows[] = {
 	  NUMBER(duration, 0, "--duration", "a whole number of seconds, 1 or more"),
 	  .check = opt_check_duration, .once = true },
 	{ "disk", 'd', "DISK",
-	  "Block layer: trace only this disk, by its /sys/block name (e.g. nvme0n1)",
+	  "Bio and block layers: trace only this disk, by its /sys/block name (e.g. "
+	  "nvme0n1, dm-0, zram0)",
 	  .parse = opt_disk, .check = opt_check_disk, .once = true },
 	{ "queued", 'Q', NULL, "Block layer: include OS queue time (from block_io_start or insert)",
 	  SET(queued), .check = opt_check_queued },

@@ -405,6 +405,41 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	}
 }
 
+/* The bio layer: two tracepoints, a bio's queue and its completion. */
+static void plan_bio(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+{
+	enum attach_method src = caps->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
+
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
+		struct cell_plan *cp = &plan->cells[LAYER_BIO][op];
+
+		if (!blk_tp_exists(caps, BLK_TP_BIO_QUEUE) ||
+		    !blk_tp_exists(caps, BLK_TP_BIO_COMPLETE) ||
+		    !blk_tp_exists(caps, BLK_TP_BIO_RQ_COMPLETE)) {
+			why_add(cp, "tracepoint: block:block_bio_queue/complete or "
+				    "block_rq_complete missing");
+			continue;
+		}
+		cp->src = src;
+		/* Completions last: attach_blk() attaches them first. */
+		cp->nr_targets = 0;
+		/* -D: the stack, from the remaps of stacked devices. */
+		if (cfg->per_disk && blk_tp_exists(caps, BLK_TP_BIO_REMAP))
+			cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_REMAP];
+		cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_QUEUE];
+		cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_COMPLETE];
+		cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_RQ_COMPLETE];
+		for (unsigned int i = 0; i < cp->nr_targets; i++)
+			cp->tgt_src[i] = src;
+		if (cfg->attach == METHOD_FENTRY || cfg->attach == METHOD_KPROBE)
+			why_add(cp, "%s: the bio layer is traced by its tracepoints only",
+				attach_name(cfg->attach));
+		if (!caps->btf)
+			why_add(cp, "tp_btf: no kernel BTF");
+	}
+	plan->bio_q_arg = caps->bio_q_arg;
+}
+
 static int plan_root_layer(const struct plan *plan);
 
 void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
@@ -426,6 +461,10 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 		}
 		if (layer == LAYER_IO_URING) {
 			plan_uring(caps, cfg, plan);
+			continue;
+		}
+		if (layer == LAYER_BIO) {
+			plan_bio(caps, cfg, plan);
 			continue;
 		}
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)

@@ -29,6 +29,7 @@ struct kcaps {
 	/* io_uring_queue_async_work/poll_arm/task_add do not take the request
 	 * first: the parts are not read */
 	bool uring_parts_other_args;
+	bool bio_q_arg;		    /* block_bio_queue takes (q, bio): before 5.11 */
 	void *ctx;
 	/* category/event, e.g. ("syscalls", "sys_enter_read") */
 	bool (*tracepoint_exists)(void *ctx, const char *category, const char *event);
@@ -86,6 +87,7 @@ struct plan {
 	 */
 	bool blk_stamped;
 	char blk_timing[400];
+	bool bio_q_arg;
 	enum attach_method mode;
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
@@ -118,7 +120,7 @@ unsigned int plan_failed_layers(const struct plan *plan, const struct config *cf
 /* Why a layer cannot be traced at all, with the remedy, in one line. */
 void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, size_t sz);
 
-/* Does any traced cell time calls of threads (every layer but blk)? */
+/* Does any traced cell time calls of threads (every layer but bio, blk)? */
 bool plan_traces_threads(const struct plan *plan);
 
 /* Number of traced cells. */

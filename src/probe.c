@@ -409,6 +409,7 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	caps->kprobe_why = p->kprobe_why;
 	/* block_rq_issue(void *, q, rq): before 5.11 */
 	caps->blk_rq_q_arg = tp_proto_params(p->vmlinux, "block_rq_issue") == 3;
+	caps->bio_q_arg = tp_proto_params(p->vmlinux, "block_bio_queue") == 3; /* (q, bio) */
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
 	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);

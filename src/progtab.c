@@ -40,6 +40,10 @@ static const struct {
 	[BLK_TP_RQ_MERGE] = { PROG(tb_rq_merge), PROG(rt_rq_merge) },
 	[BLK_TP_BIO_BACKMERGE] = { PROG(tb_bio_backmerge), PROG(rt_bio_backmerge) },
 	[BLK_TP_BIO_FRONTMERGE] = { PROG(tb_bio_frontmerge), PROG(rt_bio_frontmerge) },
+	[BLK_TP_BIO_QUEUE] = { PROG(tb_bio_queue), PROG(rt_bio_queue) },
+	[BLK_TP_BIO_COMPLETE] = { PROG(tb_bio_complete), PROG(rt_bio_complete) },
+	[BLK_TP_BIO_RQ_COMPLETE] = { PROG(tb_bio_rq_complete), PROG(rt_bio_rq_complete) },
+	[BLK_TP_BIO_REMAP] = { PROG(tb_bio_remap), PROG(rt_bio_remap) },
 };
 
 static struct bpf_program *at(struct iostackbreak_bpf *skel, size_t off)
@@ -131,9 +135,11 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 	add_ref(pt, ROLE_READAHEAD, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_ra_sync)),
 		at(skel, PROG(tp_ra_async)));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
-		add_ref(pt, ROLE_BLK, LAYER_BLK, METHOD_TP_BTF, at(skel, blk_progs[tp].btf), NULL)
+		unsigned int layer = blk_tp_layer((enum blk_tp)tp);
+
+		add_ref(pt, ROLE_BLK, layer, METHOD_TP_BTF, at(skel, blk_progs[tp].btf), NULL)
 		    ->blk_tp = (enum blk_tp)tp;
-		add_ref(pt, ROLE_BLK, LAYER_BLK, METHOD_RAW_TP, at(skel, blk_progs[tp].raw), NULL)
+		add_ref(pt, ROLE_BLK, layer, METHOD_RAW_TP, at(skel, blk_progs[tp].raw), NULL)
 		    ->blk_tp = (enum blk_tp)tp;
 	}
 }

@@ -178,12 +178,12 @@ static void breakdown_labels(struct labels *l, const struct report *r,
 		label(l, "pid", buf);
 		label(l, "comm", e->comm);
 	}
-	if (r->cfg->per_disk && layer == LAYER_BLK) {
+	if (r->cfg->per_disk && layer_is_device(layer)) {
 		if (r->disk_name)
 			r->disk_name(e->key.dev, buf, sizeof(buf));
 		else
 			format_kdev(e->key.dev, buf, sizeof(buf));
-		label(l, "disk", buf);
+		label(l, layer == LAYER_BIO ? "device" : "disk", buf);
 	}
 	if (r->cfg->per_cgroup) {
 		struct cgroup_ids ids;

@@ -92,6 +92,8 @@ bool report_layer_broken_down(const struct report *r, unsigned int layer)
 		return false;
 	if (r->cfg->per_process || r->cfg->per_cgroup)
 		return true;
+	if (layer == LAYER_BIO)
+		return r->cfg->per_disk;
 	return layer == LAYER_BLK && (r->cfg->per_disk || r->cfg->per_flags);
 }
 
@@ -124,6 +126,8 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_URING_MAP_FULL] = "uring_map_full",
 		[DROP_URING_COMPLETION_MISSED] = "uring_completion_missed",
 		[DROP_RQ_UNSTAMPED] = "request_unstamped",
+		[DROP_BIO_MAP_FULL] = "bio_map_full",
+		[DROP_BIO_COMPLETION_MISSED] = "bio_completion_missed",
 	};
 
 	return reason < NR_DROP_REASONS ? names[reason] : "?";
@@ -399,7 +403,7 @@ void report_find_gone_disks(struct report *r, const struct breakdown_set *seen, 
 		const struct breakdown_entry *e = &seen->v[i];
 		bool done = false;
 
-		if (CELL_LAYER(e->key.cell_idx) != LAYER_BLK)
+		if (!layer_is_device(CELL_LAYER(e->key.cell_idx)))
 			continue;
 		for (unsigned int j = 0; j < nr_checked && !done; j++)
 			done = checked[j] == e->key.dev;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "bio_stack.h"
 #include "layers.h"
 #include "report.h"
 #include "sink.h"
@@ -19,8 +20,8 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const struct 
 	json_object_object_add(o, "sum_ns", json_object_new_uint64(c->sum_ns));
 	json_object_object_add(o, "min_ns", json_object_new_uint64(c->count ? c->min_ns : 0));
 	json_object_object_add(o, "max_ns", json_object_new_uint64(c->max_ns));
-	/* Failed requests, not in the figures above (blk cells only). */
-	if (layer == LAYER_BLK) {
+	/* Failed requests and bios, not in the figures above (bio, blk only). */
+	if (layer_is_device(layer)) {
 		json_object_object_add(o, "errors", json_object_new_uint64(c->errors));
 		json_object_object_add(o, "error_sum_ns", json_object_new_uint64(c->error_sum_ns));
 	}
@@ -55,7 +56,7 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 	}
-	if (r->cfg->per_disk && layer == LAYER_BLK) {
+	if (r->cfg->per_disk && layer_is_device(layer)) {
 		char name[32], dev[32];
 
 		format_kdev(e->key.dev, dev, sizeof(dev));
@@ -63,7 +64,9 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 			r->disk_name(e->key.dev, name, sizeof(name));
 		else
 			snprintf(name, sizeof(name), "%s", dev);
-		json_object_object_add(o, "disk", json_object_new_string(name));
+		/* blk names its disk "disk"; bio, a device of a stack, "device". */
+		json_object_object_add(o, layer == LAYER_BIO ? "device" : "disk",
+				       json_object_new_string(name));
 		json_object_object_add(o, "dev", json_object_new_string(dev));
 	}
 	if (r->cfg->per_cgroup) {
@@ -358,12 +361,47 @@ static void json_left_out(json_object *root, const struct report *r)
 	json_object_object_add(root, "left_out_by_op", by_op);
 }
 
+/* -D with bio: "bio_stack", a level per remapping device and op. */
+static void json_bio_stack(json_object *root, const struct report *r)
+{
+	struct bio_level lv[MAX_BIO_LEVELS];
+	size_t n = bio_stack(r, lv, MAX_BIO_LEVELS);
+	json_object *a;
+
+	if (!r->breakdowns || !r->cfg->per_disk || r->plan->cells[LAYER_BIO][0].src == METHOD_NONE)
+		return;
+	a = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+		char up[32], low[32];
+
+		r->disk_name ? r->disk_name(lv[i].upper, up, sizeof(up))
+			     : format_kdev(lv[i].upper, up, sizeof(up));
+		r->disk_name ? r->disk_name(lv[i].lower, low, sizeof(low))
+			     : format_kdev(lv[i].lower, low, sizeof(low));
+		json_object_object_add(o, "op", json_object_new_string(op_name(LAYER_BIO, lv[i].op)));
+		json_object_object_add(o, "device", json_object_new_string(up));
+		json_object_object_add(o, "below", json_object_new_string(low));
+		json_object_object_add(o, "bios", json_object_new_uint64(lv[i].upper_count));
+		json_object_object_add(o, "sum_ns", json_object_new_uint64(lv[i].upper_sum_ns));
+		json_object_object_add(o, "own_ns", json_object_new_uint64(lv[i].own_ns));
+		json_object_object_add(o, "below_bios", json_object_new_uint64(lv[i].below->count));
+		json_object_object_add(o, "below_sum_ns",
+				       json_object_new_uint64(lv[i].below->sum_ns));
+		json_object_object_add(o, "below_p50_ns",
+				       json_object_new_uint64(cell_percentile(lv[i].below, 50)));
+		json_object_array_add(a, o);
+	}
+	json_object_object_add(root, "bio_stack", a);
+}
+
 static int json_end(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
 	json_object *drops = json_object_new_object();
 	int ret;
 
+	json_bio_stack(js->root, r);
 	json_object_object_add(js->root, "cells", js->cells);
 	if (js->totals)
 		json_object_object_add(js->root, "totals", js->totals);

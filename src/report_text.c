@@ -3,6 +3,7 @@
  * form, then a summary table, every time in the chosen unit. */
 #include <inttypes.h>
 #include <string.h>
+#include "bio_stack.h"
 #include "layers.h"
 #include "quote.h"
 #include "report.h"
@@ -99,14 +100,15 @@ static void fmt_stats(char out[6][32], const struct cell_hist *c, enum unit unit
  */
 static bool errors_column(const struct report *r)
 {
-	return r->plan->cells[LAYER_BLK][0].src != METHOD_NONE;
+	return r->plan->cells[LAYER_BLK][0].src != METHOD_NONE ||
+	       r->plan->cells[LAYER_BIO][0].src != METHOD_NONE;
 }
 
 /* The ERRORS column, then tail (a last column of any width) if any. */
 static void print_errors(FILE *out, const struct report *r, unsigned int layer,
 			 const struct cell_hist *c, const char *tail)
 {
-	if (errors_column(r) && layer != LAYER_BLK)
+	if (errors_column(r) && !layer_is_device(layer))
 		fprintf(out, " %8s", "-");
 	else if (errors_column(r))
 		fprintf(out, " %8llu", (unsigned long long)c->errors);
@@ -165,6 +167,42 @@ static void text_cgroup(FILE *out, const struct breakdown_entry *e, char *path, 
 		ids.pod[0] ? ids.pod : "-");
 }
 
+/*
+ * -D with bio: the stack, a line per level ("dm-0 -> vda"): the bios the
+ * upper device sent below, their time there, and the upper device's own
+ * time per bio of its own.
+ */
+static void text_bio_stack(struct sink *s, const struct report *r)
+{
+	struct bio_level lv[MAX_BIO_LEVELS];
+	size_t n = bio_stack(r, lv, MAX_BIO_LEVELS);
+
+	if (!n)
+		return;
+	fprintf(s->out,
+		"\nbio stack, in %s: a device's OWN time is its bios' time less that of the bios "
+		"it sent below\n%-7s %-26s %10s %12s %12s %10s %12s\n",
+		unit_name(s->unit), "OP", "DEVICE -> BELOW", "OWN BIOS", "OWN AVG", "OWN TOTAL",
+		"BELOW", "BELOW AVG");
+	for (size_t i = 0; i < n; i++) {
+		char up[32], low[32], stack[72], own_avg[32], own[32], below_avg[32];
+
+		r->disk_name ? r->disk_name(lv[i].upper, up, sizeof(up))
+			     : format_kdev(lv[i].upper, up, sizeof(up));
+		r->disk_name ? r->disk_name(lv[i].lower, low, sizeof(low))
+			     : format_kdev(lv[i].lower, low, sizeof(low));
+		snprintf(stack, sizeof(stack), "%s -> %s", up, low);
+		fmt_value(own_avg, sizeof(own_avg),
+			  lv[i].upper_count ? lv[i].own_ns / lv[i].upper_count : 0, s->unit);
+		fmt_value(own, sizeof(own), lv[i].own_ns, s->unit);
+		fmt_value(below_avg, sizeof(below_avg), lv[i].below->sum_ns / lv[i].below->count,
+			  s->unit);
+		fprintf(s->out, "%-7s %-26s %10llu %12s %12s %10llu %12s\n",
+			op_name(LAYER_BIO, lv[i].op), stack, (unsigned long long)lv[i].upper_count,
+			own_avg, own, (unsigned long long)lv[i].below->count, below_avg);
+	}
+}
+
 static void text_breakdown_rows(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
@@ -203,7 +241,7 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 		if (r->cfg->per_disk) {
 			char disk[32];
 
-			if (layer != LAYER_BLK)
+			if (!layer_is_device(layer))
 				snprintf(disk, sizeof(disk), "-");
 			else if (r->disk_name)
 				r->disk_name(e->key.dev, disk, sizeof(disk));
@@ -225,6 +263,7 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 			st[5]);
 		print_errors(out, r, layer, &e->cell, r->cfg->per_cgroup ? path : NULL);
 	}
+	text_bio_stack(s, r);
 }
 
 static void text_stats(struct sink *s, const struct report *r)

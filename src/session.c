@@ -205,6 +205,14 @@ static int resolve_targets(struct session *s)
 			return -1;
 		}
 		tg->dev = KDEV_MAKE(disk.major, disk.minor);
+		/* blk alone would accept the disk and never see a request of it. */
+		if ((cfg->layers & DEVICE_LAYERS) == (1U << LAYER_BLK) &&
+		    disk_bio_based("/sys", cfg->disk)) {
+			say("%s is bio-based (no blk-mq queue): it has no block requests for -T blk "
+			    "to time; its bios are timed with -T bio",
+			    cfg->disk);
+			return -1;
+		}
 	}
 	for (unsigned int i = 0; i < cfg->nr_files; i++) {
 		if (file_id_resolve(cfg->files[i], "/proc/self/mountinfo", &tg->files[i], err,

@@ -193,3 +193,22 @@ Test(disk, present_means_in_sysfs_with_a_size)
 	cr_assert_not(disk_present(root, (struct disk_id){ 8, 16 }), "not in sysfs");
 	cr_assert_not(disk_present(root, (struct disk_id){ 8, 1 }), "a partition is no disk");
 }
+
+/*
+ * Request-based (blk-mq) disks have an "mq" directory; bio-based ones (dm,
+ * md, zram) only the queue: -T blk can never see the latter.
+ */
+Test(disk, bio_based_has_no_mq)
+{
+	mkdirs(SDA_DIR "/queue");
+	mkdirs(SDA_DIR "/mq/0");
+	mkdirs("block/nvme0n1/queue");
+	mkdirs("block/nvme0n1/mq");
+	mkdirs("block/zram0/queue");
+	write_file("block/zram0/dev", "252:0\n");
+	cr_assert_not(disk_bio_based(root, "sda"));
+	cr_assert_not(disk_bio_based(root, "nvme0n1"));
+	cr_assert(disk_bio_based(root, "zram0"));
+	/* No such disk: nothing to say about it here (disk_resolve says it). */
+	cr_assert_not(disk_bio_based(root, "nope"));
+}

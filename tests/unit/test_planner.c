@@ -144,6 +144,14 @@ static void expect_blk(enum attach_method src, const char *origin)
 		expect_cell(LAYER_BLK, op, src, t, NULL);
 }
 
+/* The bio layer: queue and completion of each bio, every op. */
+static void expect_bio(enum attach_method src)
+{
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BIO, op, src,
+			    T("block_bio_queue", "block_bio_complete", "block_rq_complete"), NULL);
+}
+
 /* ---- (a) a Debian 6.1 kernel ---- */
 
 Test(planner, debian61_auto)
@@ -161,9 +169,10 @@ Test(planner, debian61_auto)
 	cr_assert_str_eq(plan.syscall_prefix, "__x64_sys_");
 	cr_assert(plan.kprobe_fallback, "auto mode with kprobes may fall back");
 	cr_assert_not(plan.blk_rq_q_arg);
-	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 5 blk; xfs not
-	 * loaded. */
-	cr_assert_eq(plan_nr_traced(&plan), 26);
+	expect_bio(METHOD_TP_BTF);
+	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 5 bio + 5 blk;
+	 * xfs not loaded. */
+	cr_assert_eq(plan_nr_traced(&plan), 31);
 	cr_assert(plan.uring_complete_fields);
 	/* Unused slots of fs-like layers are never wanted. */
 	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
@@ -1027,4 +1036,54 @@ Test(planner, blk_falls_back_and_says_why)
 		cr_assert_not(plan.blk_stamped);
 		cr_assert(strstr(plan.blk_timing, "submitter"), "%s", plan.blk_timing);
 	}
+}
+
+/* ---- The bio layer ---- */
+
+Test(planner, bio_from_its_tracepoints)
+{
+	plan_for(FAKE_TRACEPOINTS, "bio", METHOD_NONE);
+	expect_bio(METHOD_TP_BTF);
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), 0);
+	cr_assert_not(plan_traces_threads(&plan), "bio times bios, not calls of threads");
+	cr_assert_eq(plan.root_layer, -1);
+	plan_for(FAKE_NO_BTF, "bio", METHOD_NONE);
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BIO, op, METHOD_RAW_TP, NULL, T("tp_btf", "BTF"));
+	plan_for(FAKE_DEBIAN61, "bio", METHOD_KPROBE);
+	expect_cell(LAYER_BIO, BLKOP_READ, METHOD_TP_BTF, NULL, T("kprobe", "tracepoints only"));
+}
+
+/* -D: the stack needs the remaps of stacked devices too, first. */
+Test(planner, bio_per_disk_adds_the_remaps)
+{
+	build(FAKE_TRACEPOINTS, "bio", METHOD_NONE);
+	cfg.per_disk = true;
+	replan();
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BIO, op, METHOD_TP_BTF,
+			    T("block_bio_remap", "block_bio_queue", "block_bio_complete",
+			      "block_rq_complete"),
+			    NULL);
+}
+
+Test(planner, bio_without_its_tracepoints)
+{
+	build(FAKE_DEBIAN61, "bio", METHOD_NONE);
+	fake_del_tp(&fk, "block", "block_bio_complete");
+	replan();
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BIO, op, METHOD_NONE, NULL, T("block_bio_queue/complete"));
+	cr_assert_eq(plan_failed_layers(&plan, &cfg), LAYER(LAYER_BIO));
+}
+
+Test(planner, bio_q_arg_follows_caps)
+{
+	build(FAKE_DEBIAN61, "bio", METHOD_NONE);
+	fk.caps.bio_q_arg = true;
+	replan();
+	cr_assert(plan.bio_q_arg);
+	fk.caps.bio_q_arg = false;
+	replan();
+	cr_assert_not(plan.bio_q_arg);
 }

@@ -295,6 +295,8 @@ static inline void fake_kernel_init(struct fake_kernel *fk, enum fake_profile p)
 	fake_add_tp(fk, "block", "block_bio_queue");
 	fake_add_tp(fk, "io_uring", "io_uring_submit_req");
 	fake_add_tp(fk, "io_uring", "io_uring_complete");
+	fake_add_tp(fk, "block", "block_bio_complete");
+	fake_add_tp(fk, "block", "block_bio_remap");
 
 	fk->caps = (struct kcaps){
 		.btf = true,

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bio layer: each bio timed from its submission to a device
+ * (block_bio_queue) to its end (block_bio_complete), per device. It sees
+ * the devices that never make a struct request (dm, md, zram, nbd, pmem)
+ * as well as the time a bio spends on a request-based disk. Owns the map
+ * bio_starts; filters by the submitter, as the block layer does.
+ *
+ * Counted once per bio: the kernel traces a bio's queue once (it flags the
+ * bio BIO_TRACE_COMPLETION there and skips the trace when the bio comes
+ * back, as the rest of a split does), and its completion once, when every
+ * piece split off it has ended (bio_endio waits for the chain). A split's
+ * pieces are never queued by themselves: the parent holds their time. A
+ * stacked device's bio (dm-0) and the clone it sends below (vda) are two
+ * bios, each counted on its own device.
+ *
+ * A bio on a request-based disk ends inside its request:
+ * blk_update_request() ends it without block_bio_complete, so the bio's end
+ * is taken from block_rq_complete, walking the bios the completed bytes
+ * cover. A split there leaves the parent as the last piece (the rest goes
+ * round again) and chains the pieces cut off it to it (bio_chain: their
+ * bi_private is the parent, whose __bi_remaining counts them): the parent
+ * ends with whichever piece ends last, as bio_endio() has it.
+ *
+ * Included by iostackbreak.bpf.c after blk.bpf.c, whose -d knobs it reads.
+ */
+
+/* Before Linux 5.11 block_bio_queue had the queue first ("block: remove
+ * the request_queue argument to the block_bio_queue tracepoint"). */
+const volatile __u32 bio_queue_argn;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_INFLIGHT_BIOS);
+	__type(key, __u64);
+	__type(value, struct bio_start);
+} bio_starts SEC(".maps");
+
+/* -D: bios remapped from a stacked device, between block_bio_remap and
+ * their queue on the device below (the dev_t they came from). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_INFLIGHT_BIOS);
+	__type(key, __u64);
+	__type(value, __u32);
+} bio_remapped SEC(".maps");
+
+/* The whole disk a bio is on: a partition's bio counts on its disk (before
+ * 5.12 the bio's own bi_disk: struct bio___bi_disk, in blk.bpf.c). */
+static __always_inline __u32 bio_dev(struct bio *bio)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
+		disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
+	else
+		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+	if (!disk)
+		return 0;
+	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+/*
+ * -P, -D: the breakdown keys a bio will count under at its end, made now,
+ * in the submitter's context. A new key made at the end, in interrupt
+ * context, can find the kernel's allocator for the map empty (6.1: the
+ * first bio of each key was lost as breakdown_map_full in the VM suite).
+ */
+static __always_inline void bio_keys_made(struct bio *bio, struct bio_start *v)
+{
+	__u32 op = rq_op(BPF_CORE_READ(bio, bi_opf));
+	struct breakdown_key k = {
+		.cell_idx = CELL_INDEX(LAYER_BIO, op),
+		.tgid = by_pid ? v->tgid : 0,
+		.dev = by_disk ? v->dev : 0,
+	};
+
+	breakdown_cell_of(DROP_BREAKDOWN_MAP_FULL, &k);
+	if (by_disk && v->upper) {
+		struct breakdown_key e = {
+			.cell_idx = BIO_EDGE_INDEX(op),
+			.dev = v->dev,
+			.flags = v->upper,
+		};
+
+		breakdown_cell_of(DROP_BREAKDOWN_MAP_FULL, &e);
+	}
+}
+
+static __always_inline int bio_queued(struct bio *bio)
+{
+	__u64 id = bpf_get_current_pid_tgid(), key = (__u64)bio;
+	struct bio_start v = {};
+	long err;
+
+	if (!task_wanted(id))
+		return 0;
+	if (by_disk) {
+		__u32 *upper = bpf_map_lookup_elem(&bio_remapped, &key);
+
+		if (upper) {
+			v.upper = *upper;
+			bpf_map_delete_elem(&bio_remapped, &key);
+		}
+	}
+	if (filter_dev || by_disk) {
+		v.dev = bio_dev(bio);
+		if (filter_dev && v.dev != targ_dev)
+			return 0;
+	}
+	if (by_pid)
+		bpf_get_current_comm(v.comm, sizeof(v.comm));
+	v.tgid = id >> 32;
+	if (by_pid || by_disk)
+		bio_keys_made(bio, &v);
+	v.start_ns = bpf_ktime_get_ns();
+	err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		count_drop(DROP_BIO_COMPLETION_MISSED);
+		err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_ANY);
+	}
+	if (err)
+		count_drop(DROP_BIO_MAP_FULL);
+	return 0;
+}
+
+/*
+ * The end of the bio at address key. status: the bio's blk_status_t, or
+ * the request's error for a bio ended with its request.
+ */
+static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
+{
+	struct bio *bio = (struct bio *)key;
+	struct bio_start *v = bpf_map_lookup_elem(&bio_starts, &key);
+	__u64 delta;
+	__u32 op;
+
+	if (!v)
+		return 0;
+	delta = now - v->start_ns;
+	op = rq_op(BPF_CORE_READ(bio, bi_opf));
+	if (status)
+		record_error(LAYER_BIO, op, delta);
+	else
+		record(LAYER_BIO, op, delta);
+	if (by_pid || by_disk) {
+		struct breakdown_key k = {
+			.cell_idx = CELL_INDEX(LAYER_BIO, op),
+			.tgid = by_pid ? v->tgid : 0,
+			.dev = by_disk ? v->dev : 0,
+		};
+
+		if (status)
+			record_breakdown_error(&k, by_pid ? v->comm : NULL, delta);
+		else
+			record_breakdown(&k, by_pid ? v->comm : NULL, delta);
+		/* The stack: this device's time, under the device above. */
+		if (by_disk && v->upper && !status) {
+			struct breakdown_key e = {
+				.cell_idx = BIO_EDGE_INDEX(op),
+				.dev = v->dev,
+				.flags = v->upper,
+			};
+
+			record_breakdown(&e, NULL, delta);
+		}
+	}
+	bpf_map_delete_elem(&bio_starts, &key);
+	return 0;
+}
+
+/* The most bios of one request walked at its completion; a bio past them
+ * stays in bio_starts until its struct is queued again (counted then as
+ * bio_completion_missed). A request takes at most max_segments bios (128
+ * on most disks), and bios of 4 KiB merge into far fewer. */
+#define MAX_RQ_BIOS 128
+
+/* Where the walk of a request's bios is, between steps of bpf_loop. */
+struct rq_walk {
+	__u64 bio; /* the next bio, 0 at the end */
+	__u64 now;
+	__u64 last; /* the parent of the bio before, for pieces of one parent */
+	__u32 done; /* bytes of the bios walked so far */
+	__u32 nr_bytes;
+	__u32 same; /* pieces of last ended before in this request */
+	__u32 error;
+};
+
+/*
+ * One bio of a completing request (a bpf_loop step: the verifier checks
+ * it once, where an unrolled walk of 128 was too big for 6.1's).
+ */
+static long rq_walk_step(__u32 i, struct rq_walk *w)
+{
+	struct bio *bio = (struct bio *)w->bio;
+	__u64 key = w->bio;
+	int remaining;
+
+	if (!bio)
+		return 1;
+	w->done += BPF_CORE_READ(bio, bi_iter.bi_size);
+	if (w->done > w->nr_bytes)
+		return 1;
+	w->bio = (__u64)BPF_CORE_READ(bio, bi_next);
+	if (!bpf_map_lookup_elem(&bio_starts, &key)) {
+		/* A piece split off a bio we time? */
+		key = (__u64)BPF_CORE_READ(bio, bi_private);
+		if (!key || !bpf_map_lookup_elem(&bio_starts, &key))
+			return 0;
+	}
+	w->same = key == w->last ? w->same + 1 : 0;
+	w->last = key;
+	remaining = BPF_CORE_READ((struct bio *)key, __bi_remaining.counter);
+	if (remaining - (int)w->same <= 1)
+		bio_completed(key, w->error, w->now);
+	return 0;
+}
+
+/*
+ * A request completes nr_bytes: the bios at its head that those bytes
+ * cover end now (blk_update_request ends them in this order). A partial
+ * completion ends only the bios it covers; the rest end with a later one.
+ * A bio we time, or a piece chained to one, ends it when no other piece
+ * is left: its __bi_remaining, read before this request's bios end, less
+ * the pieces of the same parent ended before it in this request, is 1.
+ */
+static __always_inline int bio_rq_done(struct request *rq, __u8 error, __u32 nr_bytes)
+{
+	struct rq_walk w = {
+		.bio = (__u64)BPF_CORE_READ(rq, bio),
+		.now = bpf_ktime_get_ns(),
+		.nr_bytes = nr_bytes,
+		.error = error,
+	};
+
+	if (w.bio)
+		bpf_loop(MAX_RQ_BIOS, rq_walk_step, &w, 0);
+	return 0;
+}
+
+/*
+ * A stacked device (dm) sends a bio to the device below: (bio, dev_t of the
+ * device it came from, sector there), the queue argument first before
+ * 5.11. A partition's remap onto its disk names the same bio on the same
+ * disk: not a level of the stack.
+ */
+static __always_inline int bio_remap(struct bio *bio, __u32 from)
+{
+	__u64 key = (__u64)bio;
+
+	if (from == bio_dev(bio) || from == BPF_CORE_READ(bio, bi_bdev, bd_dev))
+		return 0;
+	bpf_map_update_elem(&bio_remapped, &key, &from, BPF_ANY);
+	return 0;
+}
+
+#define BIO_ARG(args) ((struct bio *)(bio_queue_argn ? (args)[1] : (args)[0]))
+
+SEC("tp_btf/block_bio_queue")
+int tb_bio_queue(__u64 *ctx)
+{
+	return bio_queued(BIO_ARG(ctx));
+}
+
+/* (q, bio) on every kernel. */
+SEC("tp_btf/block_bio_complete")
+int tb_bio_complete(__u64 *ctx)
+{
+	struct bio *bio = (struct bio *)ctx[1];
+
+	return bio_completed((__u64)bio, BPF_CORE_READ(bio, bi_status), bpf_ktime_get_ns());
+}
+
+/* (rq, blk_status_t error, nr_bytes), as for the block layer. */
+SEC("tp_btf/block_rq_complete")
+int tb_bio_rq_complete(__u64 *ctx)
+{
+	return bio_rq_done((struct request *)ctx[0], (__u8)ctx[1], (__u32)ctx[2]);
+}
+
+SEC("tp_btf/block_bio_remap")
+int tb_bio_remap(__u64 *ctx)
+{
+	/* Fixed context offsets only: the verifier refuses a computed one. */
+	if (bio_queue_argn)
+		return bio_remap((struct bio *)ctx[1], (__u32)ctx[2]);
+	return bio_remap((struct bio *)ctx[0], (__u32)ctx[1]);
+}
+
+SEC("raw_tp/block_bio_remap")
+int rt_bio_remap(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (bio_queue_argn)
+		return bio_remap((struct bio *)ctx->args[1], (__u32)ctx->args[2]);
+	return bio_remap((struct bio *)ctx->args[0], (__u32)ctx->args[1]);
+}
+
+SEC("raw_tp/block_bio_queue")
+int rt_bio_queue(struct bpf_raw_tracepoint_args *ctx)
+{
+	return bio_queued(BIO_ARG(ctx->args));
+}
+
+SEC("raw_tp/block_bio_complete")
+int rt_bio_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct bio *bio = (struct bio *)ctx->args[1];
+
+	return bio_completed((__u64)bio, BPF_CORE_READ(bio, bi_status), bpf_ktime_get_ns());
+}
+
+SEC("raw_tp/block_rq_complete")
+int rt_bio_rq_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	return bio_rq_done((struct request *)ctx->args[0], (__u8)ctx->args[1], (__u32)ctx->args[2]);
+}

@@ -1,0 +1,199 @@
+"""Bio-based disks (dm, md, zram): -T blk on one is never silently empty.
+
+Uses the host's zram0 when it is there, else any disk with no blk-mq queue
+(no /sys/block/X/mq)."""
+
+import json
+import os
+import subprocess
+import time
+
+from harness import TOOL, kernel_skips_pid1, LoopDevice, Skip, Tool, cell, make_tempdir, on_cleanup, run
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def bio_based_disk():
+    """A disk with no blk-mq queue under /sys/block, zram0 first."""
+    names = sorted(os.listdir("/sys/block"), key=lambda n: (n != "zram0", n))
+    for name in names:
+        if os.path.isdir(f"/sys/block/{name}/queue") and \
+                not os.path.exists(f"/sys/block/{name}/mq"):
+            return name
+    raise Skip("no bio-based disk here (zram0, dm-*, md*): modprobe zram")
+
+
+@test
+def blk_on_a_bio_based_disk_says_so():
+    """-T blk -d zram0: one line on stderr saying the disk is bio-based and
+    has no block requests, a non-zero exit, nothing on stdout."""
+    disk = bio_based_disk()
+    p = run(TOOL, "-T", "blk", "-d", disk, "--duration=1")
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1, f"exit {p.returncode}: {p.stderr}"
+    assert len(lines) == 1, lines
+    assert f"{disk} is bio-based" in lines[0] and "no block requests" in lines[0], lines
+    assert "-T bio" in lines[0], lines
+    assert not p.stdout, p.stdout
+
+
+class Zram:
+    """zram0 sized for a test, reset after it (on_cleanup), however it ends."""
+
+    def __init__(self, size_mib=256):
+        self.name = "zram0"
+        base = f"/sys/block/{self.name}"
+        if not os.path.isdir(base):
+            raise Skip("no /sys/block/zram0: modprobe zram")
+        with open(f"{base}/disksize") as f:
+            if int(f.read()) != 0:
+                raise Skip("zram0 is in use (disksize set): the test sizes and resets it")
+        on_cleanup("reset zram0", self.reset)
+        with open(f"{base}/disksize", "w") as f:
+            f.write(f"{size_mib}M")
+        self.dev = f"/dev/{self.name}"
+        self.size_mib = size_mib
+
+    def reset(self):
+        with open(f"/sys/block/{self.name}/reset", "w") as f:
+            f.write("1")
+
+
+def fio_json(dev, *args, timeout=120):
+    p = subprocess.run(["fio", "--name=bio", f"--filename={dev}", "--direct=1", "--bs=4k",
+                        "--ioengine=psync", "--output-format=json", *args],
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout[p.stdout.index("{"):])["jobs"][0]
+
+
+def disk_ios(name):
+    """(reads, writes) completed, from /proc/diskstats."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[3]), int(fields[7])
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
+def within(got, want, rel, what):
+    assert abs(got - want) <= rel * want, \
+        f"{what}: ours {got} ns, fio {want} ns ({100.0 * (got - want) / want:+.1f}%)"
+
+
+def zram_run(zram, layers, rw, bs, io_size):
+    """One fio run on zram0 under the tool: (report, fio's job, diskstats delta)."""
+    tool = Tool("-T", layers, "-d", zram.name, "-c", "fio", "--json")
+    before = disk_ios(zram.name)
+    job = fio_json(zram.dev, f"--rw={rw}", f"--bs={bs}", "--size=128M", f"--io_size={io_size}",
+                   "--randrepeat=0")
+    after = disk_ios(zram.name)
+    reports = tool.stop_json()
+    assert len(reports) == 1, reports
+    return reports[0], job, (after[0] - before[0], after[1] - before[1])
+
+
+def pct(job, kind, p):
+    return job[kind]["clat_ns"]["percentile"][f"{p}.000000"]
+
+
+@test
+def bio_on_zram_counts_every_bio_and_agrees_with_fio():
+    """zram0 (bio-based) under fio psync 4 KiB random reads, then writes:
+    -T bio -d zram0 counts exactly fio's total_ios and the diskstats delta
+    of zram0, and nothing is dropped.
+
+    Latency: fio's clat of a psync job is the whole pread/pwrite and fio's
+    own work around it, of which the bio is a part (at 4 KiB on zram about
+    3/4: the call also pins the user pages, builds the bio and returns). So
+    at 4 KiB the syscall layer, traced in the same run, must not exceed
+    fio's percentiles (10% for noise) and each bio percentile must not
+    exceed its call's. With 64 KiB reads, where the bio is nearly all of
+    the call, bio p50 is held to fio's within 10%; fio's p99 there is
+    fio's own stalls outside the call, so p99 is held in order again."""
+    zram = Zram()
+    # Written once, so that reads decompress real pages, not the zero page.
+    fio_json(zram.dev, "--rw=write", "--bs=1M")
+    for rw, kind in (("randread", "read"), ("randwrite", "write")):
+        rep, job, delta = zram_run(zram, "syscall,bio", rw, "4k", "256M")
+        truth = job[kind]["total_ios"]
+        c = cell(rep, "bio", kind)
+        call = cell(rep, "syscall", kind)
+        other = "write" if kind == "read" else "read"
+        print(f"    4k {kind}: bio {c['count']}, fio {truth}, diskstats "
+              f"{delta[0 if kind == 'read' else 1]}; p50 bio {c['p50_ns']} call "
+              f"{call['p50_ns']} fio {pct(job, kind, 50)}; p99 bio {c['p99_ns']} call "
+              f"{call['p99_ns']} fio {pct(job, kind, 99)}", flush=True)
+        assert c["count"] == truth == delta[0 if kind == "read" else 1], (c["count"], truth, delta)
+        assert cell(rep, "bio", other)["count"] == delta[1 if kind == "read" else 0] == 0
+        assert c["errors"] == 0, c
+        drops = rep["dropped_by_reason"]
+        assert drops["bio_map_full"] == 0 and drops["bio_completion_missed"] == 0, drops
+        for p in (50, 99):
+            # fio's clat also holds fio's own work around the call (its
+            # clock reads): 11% of a 2.6 us call here. The call we time
+            # lies inside it, the bio inside the call.
+            assert call[f"p{p}_ns"] <= 1.10 * pct(job, kind, p), (p, call, pct(job, kind, p))
+            assert c[f"p{p}_ns"] <= call[f"p{p}_ns"], (p, c, call)
+    rep, job, delta = zram_run(zram, "syscall,bio", "randread", "64k", "1G")
+    c = cell(rep, "bio", "read")
+    call = cell(rep, "syscall", "read")
+    print(f"    64k read: bio {c['count']}, fio {job['read']['total_ios']}, diskstats {delta[0]}; "
+          f"p50 {c['p50_ns']} call {call['p50_ns']} fio {pct(job, 'read', 50)}; p99 {c['p99_ns']} "
+          f"call {call['p99_ns']} fio {pct(job, 'read', 99)}", flush=True)
+    assert c["count"] == job["read"]["total_ios"] == delta[0], (c, job["read"]["total_ios"], delta)
+    within(c["p50_ns"], pct(job, "read", 50), 0.10, "64k read bio p50")
+    # fio's p99 here is fio's own stalls outside the call on a shared
+    # machine (call p99 49 us, fio's 76 us in one run): bio, call and fio
+    # are held in that order.
+    assert c["p99_ns"] <= call["p99_ns"] <= 1.10 * pct(job, "read", 99), (c, call, job["read"])
+
+
+@test
+def bio_split_on_a_request_based_disk_counts_the_parent_once():
+    """A loop device (blk-mq) with max_sectors_kb 4 under fio psync 64 KiB
+    random reads: the block layer splits each bio into 16 (block_split),
+    so blk counts 16 requests a read, as diskstats does, while -T bio
+    counts each bio fio submitted once, ended with its last piece (the
+    bio's end is taken from block_rq_complete on such a disk). -D names the
+    device in JSON as "device"."""
+    loop = LoopDevice(make_tempdir(dir="/var/tmp"), size_mib=64)
+    with open(f"/sys/block/{loop.name}/queue/max_sectors_kb", "w") as f:
+        f.write("4")
+    tool = Tool("-T", "bio,blk", "-D", "-d", loop.name, "--json")
+    before = disk_ios(loop.name)
+    job = fio_json(loop.dev, "--rw=randread", "--bs=64k", "--size=32M", "--io_size=32M")
+    time.sleep(0.1)
+    after = disk_ios(loop.name)
+    reports = tool.stop_json()
+    assert len(reports) == 1, reports
+    rep = reports[0]
+    bios = [c for c in rep["cells"] if c["layer"] == "bio" and c["op"] == "read"]
+    rqs = [c for c in rep["cells"] if c["layer"] == "blk" and c["op"] == "read"]
+    truth = job["read"]["total_ios"]
+    print(f"    bios {[(c.get('device'), c['count']) for c in bios]}, fio {truth}; requests "
+          f"{[(c.get('disk'), c['count']) for c in rqs]}, diskstats {after[0] - before[0]}",
+          flush=True)
+    assert [c["device"] for c in bios] == [loop.name], bios
+    # A bio here ends with its request: a request completion no program
+    # saw (counted as request_completion_missed: on this sandbox kernel no
+    # BPF program runs while PID 1 is current, harness.check_blk_count)
+    # loses its bio's end too.
+    missed = rep["dropped_by_reason"]["request_completion_missed"]
+    assert truth - missed <= bios[0]["count"] <= truth, (bios, truth, missed)
+    if bios[0]["count"] != truth:
+        assert kernel_skips_pid1(), (bios, truth, missed)
+        print(f"    {truth - bios[0]['count']} bio ends lost with {missed} request "
+              "completions no program saw (PID 1 current)", flush=True)
+    assert sum(c["count"] for c in rqs) + rep["dropped_by_reason"]["request_completion_missed"] \
+        == after[0] - before[0] == 16 * truth, (rqs, after, before)
+    drops = rep["dropped_by_reason"]
+    assert drops["bio_map_full"] == 0 and drops["bio_completion_missed"] == 0, drops
+    # Each bio holds its 16 requests: its time is at least its slowest one's.
+    assert bios[0]["p50_ns"] >= rqs[0]["p50_ns"], (bios, rqs)

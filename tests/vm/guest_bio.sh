@@ -1,0 +1,218 @@
+#!/bin/bash
+# guest_bio.sh - VM check of the bio layer on device-mapper stacks, in the
+# guest of tests/vm/bio.sh (Debian's kernel, dm-mod and dm-delay loaded,
+# dmsetup, iostackbreak, iowork and jq in PATH).
+#
+# On the raw disk vdd (64 MiB), one after the other:
+#   linear: dm-linear over vdd;
+#   delay:  dm-delay over vdd with a DELAY_MS delay for reads and writes.
+# Each: `iostackbreak -T bio,blk -D --json` around one iowork doing pread/D N
+# then pwrite/D N on the dm device. Checked:
+#   - bio read and write counts of the dm device and of vdd = N each = the
+#     /proc/diskstats deltas of each (a dm bio is remapped to one bio below);
+#   - blk (requests) of vdd = its diskstats deltas; blk has nothing for the
+#     dm device (bio-based);
+#   - the stack (JSON "bio_stack", and the text report of a second tool
+#     run alongside): one level "dm -> vdd" per op, N bios each way;
+#   - delay: the dm device's own time per bio (its bios' time less that of
+#     the bios it sent to vdd) is at least 90% of the delay, and vdd's bio
+#     p50 below it: the delay is dm's time, not the disk's.
+# Then md RAID1 over two null_blk devices (md_run), if mdadm is here.
+# Prints PASS/FAIL lines and "GUEST RESULT: P passed, F failed".
+set -uo pipefail
+
+N=${1:-100}
+DELAY_MS=${2:-5}
+ATTACH_TIMEOUT=300
+npass=0
+nfail=0
+
+pass() { echo "PASS $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+# same NAME GOT WANT
+same() { if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then pass "$1 ($2)"; else fail "$1" "got ${2:-nothing}, want $3"; fi; }
+stat_of() { awk -v d="$1" -v f="$2" '$3 == d { print $f }' /proc/diskstats; } # DISK FIELD (4 reads, 8 writes)
+
+# until FILE has a line matching REGEX, while PID lives, at most SECS
+await() {
+	local i
+	for ((i = 0; i < $4 * 10; i++)); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# cell JSON LAYER OP DEVICE FIELD: a field of a broken-down (-D) cell
+cell() {
+	local key=device
+	[[ $2 == blk ]] && key=disk
+	jq -r --arg l "$2" --arg o "$3" --arg d "$4" --arg k "$key" --arg f "$5" \
+		'[.cells[] | select(.layer == $l and .op == $o and .[$k] == $d) | .[$f]] | add // 0' <<<"$1"
+}
+
+# stack_run TAG TABLE: makes dm device "iosb" from TABLE, traces the workload
+stack_run() {
+	local tag=$1 table=$2 dm out=/tmp/bio.$1.json err=/tmp/bio.$1.err wout=/tmp/bio.$1.work
+	local tpid wpid xpid r0 w0 dr0 dw0 line op f text=/tmp/bio.$1.txt xerr=/tmp/bio.$1.xerr
+
+	if ! dmsetup --noudevsync create iosb --table "$table" 2>/tmp/dmsetup.err; then
+		fail "$tag dmsetup" "$(cat /tmp/dmsetup.err)"
+		return
+	fi
+	dm=$(basename "$(readlink -f /sys/dev/block/"$(dmsetup info -c --noheadings -o major,minor iosb | tr -d ' ')")")
+	echo "INFO $tag: iosb is $dm: $table"
+	iowork -w pread/D "$N" "/dev/$dm" pwrite/D "$N" "/dev/$dm" >"$wout" 2>&1 &
+	wpid=$!
+	await "$wout" '^READY ' "$wpid" 60 || { fail "$tag iowork" "$(cat "$wout")"; dmsetup remove iosb; return; }
+	iostackbreak -T bio,blk -D --json >"$out" 2>"$err" &
+	tpid=$!
+	# The text report too, in one run (each launch takes minutes under TCG).
+	xpid=
+	if [[ $tag == delay ]]; then
+		iostackbreak -T bio -D -u >"$text" 2>"$xerr" &
+		xpid=$!
+	fi
+	if ! await "$err" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT" ||
+		{ [[ -n $xpid ]] && ! await "$xerr" 'Hit Ctrl-C to end\.$' "$xpid" "$ATTACH_TIMEOUT"; }; then
+		fail "$tag attach" "$(tail -n 5 "$err" "$xerr")"
+		kill -9 "$tpid" $xpid "$wpid" 2>/dev/null
+		dmsetup --noudevsync remove iosb
+		return
+	fi
+	r0=$(stat_of vdd 4) w0=$(stat_of vdd 8) dr0=$(stat_of "$dm" 4) dw0=$(stat_of "$dm" 8)
+	kill -USR1 "$wpid"
+	wait "$wpid"
+	same "$tag iowork exit status" "$?" 0
+	sync
+	kill -INT "$tpid" $xpid
+	wait "$tpid"
+	same "$tag tool exit status" "$?" 0
+	if [[ -n $xpid ]]; then
+		wait "$xpid"
+		same "$tag text tool exit status" "$?" 0
+	fi
+	[[ -s $text ]] && sed -n '/^bio stack/,/^$/p' "$text"
+	for op in read write; do
+		[[ $tag == delay ]] || break
+		if grep -Eq "^$op +$dm -> vdd +$N " "$text"; then
+			pass "$tag text: $op $dm -> vdd, $N bios"
+		else
+			fail "$tag text" "no '$op $dm -> vdd' line with $N bios"
+		fi
+	done
+	line=$(grep '^{' "$out" | tail -n 1)
+	blk_got=0 blk_want=0
+	for op in read write; do
+		f=4
+		[[ $op == write ]] && f=8
+		same "$tag bio $op $dm = N" "$(cell "$line" bio $op "$dm" count)" "$N"
+		same "$tag diskstats $dm ${op}s" $(($(stat_of "$dm" $f) - $([[ $op == read ]] && echo "$dr0" || echo "$dw0"))) "$N"
+		same "$tag bio $op vdd = N" "$(cell "$line" bio $op vdd count)" "$N"
+		blk_got=$((blk_got + $(cell "$line" blk $op vdd count)))
+		blk_want=$((blk_want + $(stat_of vdd $f) - $([[ $op == read ]] && echo "$r0" || echo "$w0")))
+		same "$tag blk $op $dm (bio-based: none)" "$(cell "$line" blk $op "$dm" count)" 0
+		echo "INFO $tag $op p50: $dm $(cell "$line" bio $op "$dm" p50_ns) ns, vdd bio" \
+			"$(cell "$line" bio $op vdd p50_ns) ns, vdd blk $(cell "$line" blk $op vdd p50_ns) ns"
+	done
+	for op in read write; do
+		lvl=$(jq -c --arg o $op --arg d "$dm" '[.bio_stack[]? | select(.op == $o and .device == $d)]' <<<"$line")
+		same "$tag stack $op: levels under $dm" "$(jq 'length' <<<"$lvl")" 1
+		same "$tag stack $op: $dm -> vdd bios" "$(jq -r '.[0] | select(.below == "vdd") | .below_bios' <<<"$lvl")" "$N"
+		own=$(jq -r '.[0].own_ns / .[0].bios | floor' <<<"$lvl")
+		echo "INFO $tag $op: $dm own $own ns per bio, below (vdd) p50 $(jq -r '.[0].below_p50_ns' <<<"$lvl") ns"
+		if [[ $tag == delay ]]; then
+			local ns=$((DELAY_MS * 1000000)) low
+			low=$(cell "$line" bio $op vdd p50_ns)
+			if ((own >= ns * 9 / 10 && low < ns)); then
+				pass "$tag $op: the $DELAY_MS ms is $dm's own time ($own ns per bio), not vdd's (p50 $low ns)"
+			else
+				fail "$tag $op" "$dm own $own ns per bio, vdd p50 $low ns for a $DELAY_MS ms delay"
+			fi
+		fi
+	done
+	# The bio layer makes its -D keys where a bio is queued; blk makes a
+	# new key at completion, where 6.1's allocator can be empty: each such
+	# request is counted as breakdown_map_full (blk.bpf.c, a known gap).
+	same "$tag blk vdd + its lost keys = diskstats" \
+		$((blk_got + $(jq '.dropped_by_reason.breakdown_map_full' <<<"$line"))) "$blk_want"
+	same "$tag bio dropped nothing" \
+		"$(jq '.dropped_by_reason | .bio_map_full + .bio_completion_missed' <<<"$line")" 0
+	dmsetup --noudevsync remove iosb || fail "$tag dmsetup remove" "iosb stays"
+}
+
+# md_run: md RAID1 over two null_blk devices (when mdadm is in the guest):
+# md0's bios = N reads and N writes = its diskstats; below, every write on
+# both mirrors and every read on one of them, as the stack's levels
+# md0 -> nullb0/1; each member's bios = its diskstats' I/Os + merges.
+md_run() {
+	local out=/tmp/bio.md.json err=/tmp/bio.md.err wout=/tmp/bio.md.work tpid wpid line
+	local m0 m1 d0 op f below s
+
+	if ! command -v mdadm >/dev/null; then
+		echo "SKIP md: no mdadm in the guest (tests/vm/bio.sh copies the host's: apt-get install mdadm)"
+		return
+	fi
+	rmmod null_blk 2>/dev/null
+	if ! modprobe null_blk nr_devices=2 gb=1 queue_mode=2 2>/tmp/modprobe.err || [[ ! -b /dev/nullb1 ]]; then
+		fail "md null_blk" "$(cat /tmp/modprobe.err)"
+		return
+	fi
+	mkdir -p /run/mdadm
+	if ! mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
+		--bitmap=none --metadata=1.2 /dev/nullb0 /dev/nullb1 >/tmp/mdadm.out 2>&1 || [[ ! -b /dev/md0 ]]; then
+		fail "md mdadm" "$(tail -n 3 /tmp/mdadm.out)"
+		return
+	fi
+	iowork -w pread/D "$N" /dev/md0 pwrite/D "$N" /dev/md0 >"$wout" 2>&1 &
+	wpid=$!
+	await "$wout" '^READY ' "$wpid" 60 || { fail "md iowork" "$(cat "$wout")"; mdadm --stop /dev/md0; return; }
+	iostackbreak -T bio -D --json >"$out" 2>"$err" &
+	tpid=$!
+	if ! await "$err" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+		fail "md attach" "$(tail -n 5 "$err")"
+		kill -9 "$tpid" "$wpid" 2>/dev/null
+		mdadm --stop /dev/md0
+		return
+	fi
+	# reads, reads merged, writes, writes merged
+	snap() { awk -v d="$1" '$3 == d { print $4, $5, $8, $9 }' /proc/diskstats; }
+	d0=$(snap md0) m0=$(snap nullb0) m1=$(snap nullb1)
+	kill -USR1 "$wpid"
+	wait "$wpid"
+	same "md iowork exit status" "$?" 0
+	sleep 1
+	kill -INT "$tpid"
+	wait "$tpid"
+	same "md tool exit status" "$?" 0
+	line=$(grep '^{' "$out" | tail -n 1)
+	read -r -a a <<<"$d0"; read -r -a b <<<"$(snap md0)"
+	same "md bio read md0 = N" "$(cell "$line" bio read md0 count)" "$N"
+	same "md bio write md0 = N" "$(cell "$line" bio write md0 count)" "$N"
+	same "md diskstats md0 reads" $((b[0] - a[0])) "$N"
+	same "md diskstats md0 writes" $((b[2] - a[2])) "$N"
+	for dev in nullb0 nullb1; do
+		[[ $dev == nullb0 ]] && read -r -a a <<<"$m0" || read -r -a a <<<"$m1"
+		read -r -a b <<<"$(snap $dev)"
+		same "md bio read $dev = its reads + merges" "$(cell "$line" bio read $dev count)" \
+			$((b[0] - a[0] + b[1] - a[1]))
+		same "md bio write $dev = its writes + merges" "$(cell "$line" bio write $dev count)" \
+			$((b[2] - a[2] + b[3] - a[3]))
+	done
+	for op in read write; do
+		below=$(jq --arg o $op '[.bio_stack[]? | select(.op == $o and .device == "md0") | .below_bios] | add // 0' <<<"$line")
+		[[ $op == read ]] && s=$N || s=$((2 * N))
+		same "md stack $op: md0 -> nullb0/1 bios" "$below" "$s"
+		echo "INFO md $op: $(jq -c --arg o $op '[.bio_stack[]? | select(.op == $o)]' <<<"$line")"
+	done
+	mdadm --stop /dev/md0 >/dev/null 2>&1 || fail "md stop" "md0 stays"
+	rmmod null_blk
+}
+
+sectors=$(cat /sys/block/vdd/size)
+stack_run linear "0 $sectors linear /dev/vdd 0"
+stack_run delay "0 $sectors delay /dev/vdd 0 $DELAY_MS"
+md_run
+echo "GUEST RESULT: $npass passed, $nfail failed"
+((nfail == 0))
