@@ -155,7 +155,7 @@ md_run() {
 		return
 	fi
 	rmmod null_blk 2>/dev/null
-	if ! modprobe null_blk nr_devices=2 gb=1 queue_mode=2 2>/tmp/modprobe.err || [[ ! -b /dev/nullb1 ]]; then
+	if ! modprobe null_blk nr_devices=2 gb=1 queue_mode=2 memory_backed=1 2>/tmp/modprobe.err || [[ ! -b /dev/nullb1 ]]; then
 		fail "md null_blk" "$(cat /tmp/modprobe.err)"
 		return
 	fi
