@@ -73,6 +73,7 @@ static __always_inline void bio_keys_made(struct bio *bio, struct bio_start *v)
 		.cell_idx = CELL_INDEX(LAYER_BIO, op),
 		.tgid = by_pid ? v->tgid : 0,
 		.dev = by_disk ? v->dev : 0,
+		.cgid = by_cgroup ? v->cgid : 0,
 	};
 
 	breakdown_cell_of(DROP_BREAKDOWN_MAP_FULL, &k);
@@ -111,7 +112,11 @@ static __always_inline int bio_queued(struct bio *bio)
 	if (by_pid)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
 	v.tgid = id >> 32;
-	if (by_pid || by_disk)
+	if (by_cgroup) {
+		v.cgid = bpf_get_current_cgroup_id();
+		cgroup_path_note(v.cgid);
+	}
+	if (by_pid || by_disk || by_cgroup)
 		bio_keys_made(bio, &v);
 	v.start_ns = bpf_ktime_get_ns();
 	err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST);
@@ -143,11 +148,12 @@ static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
 		record_error(LAYER_BIO, op, delta);
 	else
 		record(LAYER_BIO, op, delta);
-	if (by_pid || by_disk) {
+	if (by_pid || by_disk || by_cgroup) {
 		struct breakdown_key k = {
 			.cell_idx = CELL_INDEX(LAYER_BIO, op),
 			.tgid = by_pid ? v->tgid : 0,
 			.dev = by_disk ? v->dev : 0,
+			.cgid = by_cgroup ? v->cgid : 0,
 		};
 
 		if (status)

@@ -495,6 +495,7 @@ struct bio_start {
 	char comm[COMM_LEN]; /* submitter's name, for -P */
 	__u32 upper;	     /* -D: the device that remapped it here (dm-0), or 0 */
 	__u32 pad;
+	__u64 cgid; /* -G: the submitter's cgroup */
 };
 
 /* System call numbers the raw syscall source can map to a cell (all the
