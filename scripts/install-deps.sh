@@ -1,7 +1,22 @@
 #!/bin/sh
-# Installs the Debian packages iostackbreak needs to build, test and run.
+# Installs the Debian packages iostackbreak needs to build, test and run, and
+# (as root) the Debian kernels the VM suite boots: 6.1 and 6.12
+# (tools/vm/fetch-kernel.sh).
+#
+#   scripts/install-deps.sh [--arm64]
+#
+# --arm64: also what make vm-arm64 needs: arm64 as a foreign architecture,
+# the cross compiler, the arm64 libraries to link against, qemu-system-arm
+# and Debian's arm64 cloud kernel.
 # Idempotent and quiet: prints nothing when everything is already there.
 set -eu
+arm64=0
+case "${1:-}" in
+'') ;;
+--arm64) arm64=1 ;;
+*) echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--arm64])" >&2; exit 2 ;;
+esac
+here=$(dirname "$0")
 
 # libclang-rt-dev: clang's libFuzzer and sanitizer runtimes (make fuzz-check).
 # chromium: renders --heatmap's SVG in a test (a headless screenshot);
@@ -18,20 +33,38 @@ libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core tmux \
 redis-server redis-tools"
 # make deb and its test (make deb-check).
 PKGS="$PKGS dpkg-dev lintian man-db"
+# lld links the VM suite's 32-bit compat program (tools/compat32.c).
+PKGS="$PKGS lld"
+if [ $arm64 = 1 ]; then
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		[ "$(id -u)" = 0 ] || { echo "install-deps: run as root: arm64 must be added as a foreign architecture (dpkg --add-architecture arm64)" >&2; exit 1; }
+		dpkg --add-architecture arm64
+		apt-get update -qq >/dev/null
+	fi
+	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 \
+zlib1g-dev:arm64 libjson-c-dev:arm64 libmicrohttpd-dev:arm64 qemu-system-arm"
+fi
 
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-
-if [ "$(id -u)" != 0 ]; then
-	echo "install-deps: missing packages:$missing; run this script as root (or: sudo apt-get install$missing)" >&2
-	exit 1
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "install-deps: missing packages:$missing; run this script as root (or: sudo apt-get install$missing)" >&2
+		exit 1
+	fi
+	echo "install-deps: installing$missing" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-echo "install-deps: installing$missing" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+
+# The VM suite's kernels (make check boots both; silent when cached). Not
+# root: tools/vm/run.sh fetches them when it first runs, as root.
+[ "$(id -u)" = 0 ] || exit 0
+"$here/../tools/vm/fetch-kernel.sh"
+IOSB_VM_KERNEL=6.12 "$here/../tools/vm/fetch-kernel.sh"
+[ $arm64 = 0 ] || IOSB_VM_FLAVOUR=cloud-arm64 "$here/../tools/vm/fetch-kernel.sh"

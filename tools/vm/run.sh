@@ -35,6 +35,8 @@
 #                    so they win)
 #   IOSB_VM_FLAVOUR  the Debian kernel: cloud-amd64 (default) or amd64, the
 #                    generic one, which has f2fs (fetch-kernel.sh)
+#   IOSB_VM_KERNEL   the kernel series: empty for Debian 12's own (6.1), or
+#                    6.12 (its linux-image-6.12-<flavour>; fetch-kernel.sh)
 #   IOSB_VM_ACCEL    qemu's -accel (default tcg,thread=multi)
 #   IOSB_VM_CPU      qemu's -cpu (default max)
 #   IOSB_VM_DIAG=1   diagnose a guest that stalls: qemu's monitor on a unix
@@ -75,7 +77,6 @@ set -euo pipefail
 
 prog=run.sh
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cache=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}
 marker=IOSB-VM-EXIT
 init_fail_marker=IOSB-VM-INIT-FAILED
 
@@ -113,21 +114,35 @@ shift
 t_start=$(now)
 
 # ---- host prerequisites and kernel ---------------------------------------------
-"$here/fetch-kernel.sh" || die "fetch-kernel.sh failed (see above)"
-link=current
-[[ ${IOSB_VM_FLAVOUR:-cloud-amd64} == cloud-amd64 ]] || link=current-$IOSB_VM_FLAVOUR
-kdir=$(readlink -f "$cache/$link") || true
-[[ -n $kdir && -e $kdir/.complete ]] || die "no kernel in $cache/$link (run tools/vm/fetch-kernel.sh)"
+kdir=$("$here/fetch-kernel.sh" --print-dir) || die "fetch-kernel.sh failed (see above)"
+[[ -n $kdir && -e $kdir/.complete ]] || die "no kernel in '$kdir' (run tools/vm/fetch-kernel.sh)"
 kver=$(cat "$kdir/.kver")
 vmlinuz=$kdir/boot/vmlinuz-$kver
 moddir=$kdir/lib/modules/$kver
-for c in qemu-system-x86_64 cpio depmod modprobe mkfs.ext4 mkfs.xfs mkfs.btrfs ldd ldconfig; do
+# The guest's architecture: x86_64, or arm64 (IOSB_VM_FLAVOUR=cloud-arm64)
+# under qemu-system-aarch64, whose programs come from Debian's arm64
+# packages (fetch-kernel.sh extracts them into $cache/userland-arm64).
+garch=x86_64
+qemu=qemu-system-x86_64
+if [[ ${IOSB_VM_FLAVOUR:-} == *-arm64 ]]; then
+	garch=aarch64
+	qemu=qemu-system-aarch64
+	userland=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64
+	[[ -e $userland/.complete ]] || die "no arm64 programs in $userland (run IOSB_VM_FLAVOUR=cloud-arm64 tools/vm/fetch-kernel.sh)"
+fi
+for c in "$qemu" cpio depmod modprobe mkfs.ext4 mkfs.xfs mkfs.btrfs ldd ldconfig readelf; do
 	command -v "$c" >/dev/null || die "'$c' not found in PATH (run tools/vm/fetch-kernel.sh as root to install the host packages)"
 done
+# The host's busybox runs here (xzcat, the applet list); the guest's is
+# the same program, built for the guest.
 busybox=/bin/busybox
 [[ -x $busybox ]] || die "$busybox missing: apt-get install busybox-static"
 if ldd "$busybox" >/dev/null 2>&1; then
 	die "$busybox is dynamically linked: apt-get install busybox-static"
+fi
+gbusybox=$busybox gbash=/bin/bash
+if [[ $garch == aarch64 ]]; then
+	gbusybox=$userland/bin/busybox gbash=$userland/bin/bash
 fi
 
 # ---- diagnosis of stalls (IOSB_VM_DIAG) -----------------------------------------
@@ -174,7 +189,7 @@ trap cleanup EXIT
 trap 'note "interrupted"; exit 130' INT TERM HUP
 root=$work/root
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,usr/local/bin,usr/local/sbin,lib64,etc,proc,sys,dev,tmp,run,root,iosb,mnt/ext4,mnt/xfs,mnt/btrfs}
-mkdir -p "$root/lib/x86_64-linux-gnu" "$root/usr/lib/x86_64-linux-gnu"
+mkdir -p "$root/lib/$garch-linux-gnu" "$root/usr/lib/$garch-linux-gnu"
 
 # ---- initramfs content --------------------------------------------------------------
 is_elf() { [[ -f $1 && "$(head -c 4 "$1" | od -An -c | tr -d ' ')" == '177ELF' ]]; }
@@ -184,6 +199,7 @@ is_elf() { [[ -f $1 && "$(head -c 4 "$1" | od -An -c | tr -d ' ')" == '177ELF' ]
 copy_libs() {
 	local f=$1 out lib
 	is_elf "$f" || return 0
+	[[ $garch == x86_64 ]] || { copy_libs_arm64 "$f"; return; }
 	out=$(ldd "$f" 2>&1) || return 0 # static, or not an executable/library
 	if grep -q 'not found' <<<"$out"; then
 		die "$f needs libraries the host does not have:"$'\n'"$(grep 'not found' <<<"$out")"
@@ -192,6 +208,29 @@ copy_libs() {
 		[[ -e $root$lib ]] && continue
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
+	done
+}
+
+# The same for an arm64 ELF file, which ldd cannot run: its interpreter and
+# its NEEDED libraries, recursively, from the extracted arm64 programs or
+# the host's arm64 libraries (multiarch), copied to /lib/aarch64-linux-gnu.
+copy_libs_arm64() {
+	local f=$1 interp lib d found
+	interp=$(readelf -lW "$f" 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+	if [[ -n $interp && ! -e $root$interp ]]; then
+		mkdir -p "$root$(dirname "$interp")"
+		cp -L "$interp" "$root$interp" || die "$f needs $interp: apt-get install libc6:arm64"
+	fi
+	for lib in $(readelf -dW "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		[[ -e $root/lib/aarch64-linux-gnu/$lib ]] && continue
+		found=''
+		for d in "$userland/lib/aarch64-linux-gnu" "$userland/usr/lib/aarch64-linux-gnu" \
+			/lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu; do
+			[[ -e $d/$lib ]] && { found=$d/$lib; break; }
+		done
+		[[ -n $found ]] || die "$f needs $lib, which no arm64 package on the host provides (tools/vm/fetch-kernel.sh installs the usual ones)"
+		cp -L "$found" "$root/lib/aarch64-linux-gnu/$lib"
+		copy_libs_arm64 "$found"
 	done
 }
 
@@ -215,22 +254,26 @@ install_file() {
 }
 
 # busybox and its applet links; bash (guest scripts may be bash scripts).
-cp "$busybox" "$root/bin/busybox"
+cp "$gbusybox" "$root/bin/busybox"
 while read -r applet; do
 	[[ -e $root/$applet || -L $root/$applet ]] || ln -s /bin/busybox "$root/$applet"
 done < <("$busybox" --list-full)
 rm -f "$root/bin/bash"
-install_file /bin/bash /bin/bash
+install_file "$gbash" /bin/bash
 
 # coreutils' stdbuf (its LD_PRELOAD helper too): `stdbuf -oL tool >file`
 # makes a stdio tool's start line visible in the file as soon as it is printed.
 for t in /usr/bin/stdbuf /usr/libexec/coreutils/libstdbuf.so; do
-	[[ -e $t ]] && install_file "$t" "$t"
+	if [[ $garch == aarch64 ]]; then
+		install_file "$userland$t" "$t"
+	elif [[ -e $t ]]; then
+		install_file "$t" "$t"
+	fi
 done
 
-# libbpf-tools for cross-checks, bpftool.
+# libbpf-tools for cross-checks, bpftool (the host's: x86_64 guests only).
 for t in /usr/sbin/fsdist /usr/sbin/biolatency /usr/sbin/ext4dist /usr/sbin/bpftool; do
-	[[ -x $t ]] && install_file "$t" "$t"
+	[[ $garch == x86_64 && -x $t ]] && install_file "$t" "$t"
 done
 
 # --file arguments.
@@ -295,8 +338,8 @@ chmod 0755 "$root/iosb/$sname"
 echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
 echo iosb-vm >"$root/etc/hostname"
-printf '%s\n' /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /usr/local/lib >"$root/etc/ld.so.conf"
-ldconfig -r "$root" 2>/dev/null || true
+printf '%s\n' "/lib/$garch-linux-gnu" "/usr/lib/$garch-linux-gnu" /usr/local/lib >"$root/etc/ld.so.conf"
+[[ $garch != x86_64 ]] || ldconfig -r "$root" 2>/dev/null || true
 
 cat >"$root/init" <<INIT
 #!/bin/sh
@@ -397,10 +440,14 @@ mkfifo "$work/console.fifo"
 # qboot (qemu-system-data) boots -kernel directly, faster than SeaBIOS and
 # without its terminal escape sequences on the console.
 bios=()
-[[ -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
+[[ $garch == x86_64 && -f /usr/share/qemu/qboot.rom ]] && bios=(-bios /usr/share/qemu/qboot.rom)
+# arm64: qemu's "virt" board (PSCI powers it off; -drive if=virtio is a
+# virtio PCI disk there too), its PL011 UART as the console.
+machine=() console=ttyS0
+[[ $garch == aarch64 ]] && machine=(-M virt) console=ttyAMA0
 sed -u 's/\r//g' <"$work/console.fifo" | tee "$log" &
 rpid=$!
-cmdline="console=ttyS0 quiet loglevel=3 panic=-1"
+cmdline="console=$console quiet loglevel=3 panic=-1"
 diag_args=()
 if [[ $diag != 0 ]]; then
 	cmdline+=" softlockup_all_cpu_backtrace=1"
@@ -411,8 +458,11 @@ if [[ $diag != 0 ]]; then
 fi
 accel=${IOSB_VM_ACCEL:-tcg,thread=multi}
 cpu=${IOSB_VM_CPU:-max}
+# Pointer authentication with QARMA costs a lot under TCG; qemu's own
+# cheaper algorithm is as good for a test guest.
+[[ $garch == aarch64 && -z ${IOSB_VM_CPU:-} ]] && cpu=max,pauth-impdef=on
 note "qemu -accel $accel -cpu $cpu; guest command line: $cmdline ${IOSB_VM_APPEND:-}"
-qemu-system-x86_64 \
+"$qemu" ${machine[@]+"${machine[@]}"} \
 	-accel "$accel" -cpu "$cpu" -m 1024 -smp 2 \
 	-nographic -no-reboot -nic none ${bios[@]+"${bios[@]}"} \
 	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
