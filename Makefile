@@ -160,8 +160,45 @@ integration: all
 selftest: all
 	$(LEFTOVERS) --host selftest -- tests/selftest.py
 
-vm: all
+# The VM suite on Debian 12's two kernels: its own 6.1 (vm), and the 6.12 it
+# ships beside it (vm-6.12: block_io_start, so fentry with block_io_start).
+vm: all $(OUTPUT)/compat32
 	$(LEFTOVERS) vm -- tests/vm/run.sh
+vm-6.12: all $(OUTPUT)/compat32
+	IOSB_VM_KERNEL=6.12 $(LEFTOVERS) vm-6.12 -- tests/vm/run.sh
+
+# Start-up on kernels without what the tool needs (no JIT, lockdown, no
+# BTF): one short guest each (tests/vm/startup.sh, about a minute each).
+.PHONY: vm-startup
+vm-startup: all
+	$(LEFTOVERS) vm-startup -- tests/vm/startup.sh
+
+# A 32-bit program without a C library for the compat system call checks
+# (tools/compat32.c): i386 for an x86-64 kernel, AArch32 for an arm64 one.
+# Linked with lld, which links any of clang's targets.
+COMPAT32_TARGET_x86 := --target=i386-linux-gnu
+COMPAT32_TARGET_arm64 := --target=armv7a-linux-gnueabihf -marm
+$(OUTPUT)/compat32: tools/compat32.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CLANG) $(COMPAT32_TARGET_$(ARCH)) -O2 $(WARNINGS) -nostdlib -static -ffreestanding \
+		-fno-stack-protector -fno-pic -fuse-ld=lld $< -o $@
+
+# The VM suite on Debian's arm64 cloud kernel under qemu-system-aarch64
+# (TCG, slow: not part of make check; run it before each release and record
+# the result in the README). The tool is cross-built into build-arm64/ with
+# Debian's arm64 libraries (scripts/install-deps.sh --arm64) and the arm64
+# vmlinux.h (vmlinux/arm64, from Debian's 6.12 arm64 kernel's BTF).
+ARM64_MAKE := $(MAKE) ARCH=arm64 OUTPUT=build-arm64 CC=aarch64-linux-gnu-gcc \
+	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig
+.PHONY: vm-6.12 vm-arm64 arm64
+arm64:
+	$(Q)$(ARM64_MAKE) build-arm64/iostackbreak build-arm64/iowork build-arm64/compat32
+# 6.12 by default: Debian's arm64 6.1 refuses fentry on kernel functions
+# (arm64 BPF trampolines attach through ftrace direct calls, 6.4+).
+vm-arm64: arm64
+	IOSB_VM_FLAVOUR=cloud-arm64 IOSB_VM_KERNEL=$${IOSB_VM_KERNEL-6.12} \
+		IOSB_VM_TIMEOUT=$${IOSB_VM_TIMEOUT:-1800} \
+		$(LEFTOVERS) vm-arm64 -- tests/vm/run.sh
 
 # Overhead benchmark (root, ~10 min): bench/README.md; writes bench/results/.
 .PHONY: bench
@@ -231,8 +268,10 @@ soak-check: all
 # Everything, one stage after the other, each timed and each run even after
 # another failed (tests/stages.sh): unit tests, the bash completion, fuzz
 # smoke, real BPF on this kernel, the test of the tests, the Debian package,
-# the same under the sanitizers, a one-minute soak, then the VM suite.
-CHECK_STAGES := unit completion-check fuzz-check integration selftest deb-check sanitized soak-check vm
+# the same under the sanitizers, a one-minute soak, then the VM suite on
+# Debian 12's 6.1 and 6.12 kernels.
+CHECK_STAGES := unit completion-check fuzz-check integration selftest deb-check sanitized soak-check vm \
+	vm-6.12
 check:
 	$(Q)tests/stages.sh $(MAKE) $(CHECK_STAGES)
 
@@ -267,6 +306,6 @@ format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
-	rm -rf build build-san build-fuzz build-deb iostackbreak_*.deb
+	rm -rf build build-san build-fuzz build-deb build-arm64 iostackbreak_*.deb
 
 -include $(wildcard $(OUTPUT)/*.d) $(wildcard $(FUZZ_OUT)/*.d)

@@ -33,12 +33,16 @@ const volatile __u8 sysnr_args[SYSNR_SLOTS];
 
 /*
  * A 32-bit task on a 64-bit kernel makes its system calls with the other
- * ABI's numbers (ia32 read is 3, x86-64's close): they are left out, as the
- * syscalls:sys_enter_* tracepoints leave them out on x86 (the kernel's
- * ARCH_TRACE_IGNORE_COMPAT_SYSCALLS). TS_COMPAT: arch/x86/include/asm/
- * thread_info.h. x32 calls carry __X32_SYSCALL_BIT and miss the table.
+ * ABI's numbers (ia32 read is 3, x86-64's close; arm's dup2 is 63, arm64's
+ * read): they are left out, as the syscalls:sys_enter_* tracepoints leave
+ * them out on x86 and arm64 (the kernel's ARCH_TRACE_IGNORE_COMPAT_SYSCALLS).
+ * x86: TS_COMPAT in thread_info.status, per system call (arch/x86/include/
+ * asm/thread_info.h); x32 calls carry __X32_SYSCALL_BIT and miss the table.
+ * arm64: TIF_32BIT, bit 22 of thread_info.flags, set for an AArch32 task
+ * (arch/arm64/include/asm/thread_info.h: is_compat_task()).
  */
 #define X86_TS_COMPAT 0x0002
+#define ARM64_TIF_32BIT (1UL << 22)
 
 static __always_inline bool compat_syscall(bool btf)
 {
@@ -47,8 +51,13 @@ static __always_inline bool compat_syscall(bool btf)
 		return bpf_get_current_task_btf()->thread_info.status & X86_TS_COMPAT;
 	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), thread_info.status) &
 	       X86_TS_COMPAT;
+#elif defined(__TARGET_ARCH_arm64)
+	if (btf)
+		return bpf_get_current_task_btf()->thread_info.flags & ARM64_TIF_32BIT;
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), thread_info.flags) &
+	       ARM64_TIF_32BIT;
 #else
-	return false; /* arm64 compat tasks: not traced by this source yet */
+#error "the raw syscall source needs this architecture's compat task test"
 #endif
 }
 
@@ -58,7 +67,10 @@ static __always_inline __u64 exit_syscall_nr(struct pt_regs *regs, bool btf)
 #if defined(__TARGET_ARCH_x86)
 	return btf ? regs->orig_ax : BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
-	return btf ? regs->syscallno : BPF_CORE_READ(regs, syscallno);
+	/* An s32 here: zero-extended, so that the 64-bit bound check against
+	 * SYSNR_SLOTS is one the verifier follows (sign-extended, 6.1's
+	 * refused the table lookup; NO_SYSCALL, -1, stays out of the table). */
+	return (__u32)(btf ? regs->syscallno : BPF_CORE_READ(regs, syscallno));
 #else
 #error "the raw syscall source needs this architecture's syscall number register"
 #endif

@@ -4,7 +4,8 @@
 #
 #   make all && tests/vm/run.sh [N [NF]]     # or: make vm
 #
-# Builds nothing: expects build/iostackbreak and build/iowork (make all), and
+# Builds nothing: expects build/iostackbreak, build/iowork and
+# build/compat32 (make vm builds them), and
 # jq on the host (scripts/install-deps.sh). Copies them into the guest with
 # tools/vm/run.sh, streams the guest's output, then prints "P passed,
 # F failed" (counting the guest's PASS/FAIL lines). N (calls per phase,
@@ -27,19 +28,34 @@
 # IOSB_VM_FLAVOUR=amd64 the guest boots Debian's generic kernel, which has
 # f2fs: the f2fs module and the host's mkfs.f2fs (f2fs-tools) go in, and the
 # guest tests f2fs like the other file systems (the cloud kernel has none).
+# IOSB_VM_KERNEL=6.12 boots Debian 12's 6.12 kernel instead of its 6.1 (make
+# vm-6.12). IOSB_VM_FLAVOUR=cloud-arm64 boots Debian's arm64 cloud kernel
+# under qemu-system-aarch64 with the cross build of build-arm64/ (make
+# vm-arm64).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=tests/vm/run.sh
 
-for f in build/iostackbreak build/iowork; do
-	[[ -x $root/$f ]] || { echo "$prog: $root/$f missing: run 'make all' first" >&2; exit 2; }
+# An arm64 guest (IOSB_VM_FLAVOUR=cloud-arm64, make vm-arm64) runs the
+# cross build in build-arm64/ and Debian's arm64 jq.
+build=build target="make vm"
+[[ ${IOSB_VM_FLAVOUR:-} != *-arm64 ]] || build=build-arm64 target="make vm-arm64"
+for f in $build/iostackbreak $build/iowork $build/compat32; do
+	[[ -x $root/$f ]] || { echo "$prog: $root/$f missing: run '$target' (it builds it)" >&2; exit 2; }
 done
-jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-deps.sh (or apt-get install jq)" >&2; exit 2; }
+if [[ $build == build-arm64 ]]; then
+	jq=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/usr/bin/jq
+	IOSB_VM_FLAVOUR=cloud-arm64 "$root/tools/vm/fetch-kernel.sh" || exit 2
+else
+	jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-deps.sh (or apt-get install jq)" >&2; exit 2; }
+fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
 diagdir=${IOSB_VM_DIAG_DIR:-}
 own_diagdir=0
+# The stall diagnosis reads x86 registers (tools/vm/stall-dump.py).
+[[ $build == build ]] || export IOSB_VM_DIAG=${IOSB_VM_DIAG:-0}
 if [[ -z $diagdir && ${IOSB_VM_DIAG:-quiet} != 0 ]]; then
 	diagdir=$(mktemp -d "${TMPDIR:-/tmp}/iosb-vm-diag.XXXXXX")
 	own_diagdir=1
@@ -48,7 +64,8 @@ trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
 modules=null_blk # a device with a known delay (delayed_device_run)
-files=(--file "$root/build/iostackbreak" --file "$root/build/iowork" --file "$jq")
+files=(--file "$root/$build/iostackbreak" --file "$root/$build/iowork" --file "$root/$build/compat32"
+	--file "$jq")
 if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
 	mkfs_f2fs=$(command -v mkfs.f2fs) ||
 		{ echo "$prog: mkfs.f2fs not found on the host: apt-get install f2fs-tools" >&2; exit 2; }
