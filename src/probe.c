@@ -175,8 +175,33 @@ static void scan_kallsyms(struct probe_ctx *p)
 	fclose(f);
 }
 
+/*
+ * net.core.bpf_jit_enable = 0: BPF programs run interpreted, and BPF
+ * trampolines (fentry/fexit) are JIT code, so the kernel refuses them
+ * (EOPNOTSUPP/ENOTSUPP). Say that rather than blame the kernel build.
+ */
+static bool bpf_jit_off(void)
+{
+	FILE *f = fopen("/proc/sys/net/core/bpf_jit_enable", "r");
+	int on = 1;
+
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 1;
+		fclose(f);
+	}
+	return on == 0;
+}
+
 static void describe_errno(char *buf, size_t sz, const char *what, int err)
 {
+	if ((err == EOPNOTSUPP || err == 524 || err == EINVAL) && bpf_jit_off()) {
+		snprintf(buf, sz,
+			 "%snot possible with the BPF JIT off (net.core.bpf_jit_enable=0; "
+			 "to use fentry: sysctl -w net.core.bpf_jit_enable=1)",
+			 what);
+		return;
+	}
 	switch (err) {
 	case EPERM:
 	case EACCES:
@@ -386,7 +411,9 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	if (!p->vmlinux) {
 		snprintf(err, errsz,
 			 "this kernel has no BTF (/sys/kernel/btf/vmlinux missing: "
-			 "CONFIG_DEBUG_INFO_BTF is off); iostackbreak needs a kernel with BTF");
+			 "built without CONFIG_DEBUG_INFO_BTF); iostackbreak needs it: boot a "
+			 "kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian, Ubuntu, Fedora and "
+			 "RHEL kernels are)");
 		return -1;
 	}
 	caps->btf = true;

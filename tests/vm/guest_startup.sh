@@ -1,0 +1,102 @@
+#!/bin/bash
+# guest_startup.sh - start-up on a kernel that lacks something the tool
+# uses: what the tool says, and what still works.
+#
+#   tests/vm/startup.sh        # host side: one guest per case (make vm-startup)
+#
+# In the guest: guest_startup.sh CASE, CASE one of
+#   nojit     the guest booted with sysctl.net.core.bpf_jit_enable=0: BPF
+#             runs interpreted, and BPF trampolines (fentry) need the JIT.
+#             The plan must say fentry is out because the JIT is off and
+#             how to turn it on, and trace vfs with kprobes; counts exact.
+#   integrity the guest booted with lockdown=integrity: nothing the tool
+#             uses is refused at that level (kprobes and reading kernel
+#             memory are "confidentiality" items): fentry and exact counts.
+#   nobtf     /sys/kernel/btf hidden under an empty tmpfs: to user space,
+#             a kernel built without CONFIG_DEBUG_INFO_BTF. One line on
+#             stderr says BTF is missing and what to do; exit status 1.
+# Each check prints "PASS name" or "FAIL name: details"; exit status 1 if
+# any failed.
+set -uo pipefail
+
+case=${1:-}
+N=50
+npass=0
+nfail=0
+pass() { echo "PASS $1"; npass=$((npass + 1)); }
+fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+check_eq() {
+	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then pass "$1 ($2)"; else fail "$1" "got ${2:-nothing}, want $3"; fi
+}
+disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
+cnt() { jq -r --arg l "$1" --arg o "$2" '[.cells[] | select(.layer == $l and .op == $o) | .count] | add // 0' /tmp/run.json; }
+
+echo "guest: kernel $(uname -r), case '$case', lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo '?'), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable)"
+
+# traced_dd: N direct 4 KiB reads of /dev/vdd by dd, traced on syscall, vfs,
+# ext4 and blk; checks the counts against dd's own and /proc/diskstats.
+traced_dd() {
+	local r0 r1 rc
+	r0=$(disk_reads vdd)
+	iostackbreak -T syscall,vfs,blk --json -- dd if=/dev/vdd of=/dev/null bs=4096 count=$N iflag=direct \
+		>/tmp/run.json 2>/tmp/run.err
+	rc=$?
+	r1=$(disk_reads vdd)
+	check_eq "$case: traced dd, tool exit status" "$rc" 0
+	[[ $rc == 0 ]] || { sed 's/^/    /' /tmp/run.err; return; }
+	echo "    counts: $(jq -r '[.cells[] | "\(.layer).\(.op)=\(.count)"] | join(" ")' /tmp/run.json)"
+	check_eq "$case: diskstats vdd reads" $((r1 - r0)) "$N"
+	check_eq "$case: blk read count = diskstats" "$(cnt blk read)" $((r1 - r0))
+	# dd's reads of the disk: N, and as many at vfs (busybox is static: it
+	# reads nothing else).
+	check_eq "$case: syscall read count" "$(cnt syscall read)" "$N"
+	check_eq "$case: vfs read count" "$(cnt vfs read)" "$N"
+}
+
+# plan_line LAYER OP: the --plan row of that cell ("layer op method ...").
+plan_line() { awk -v l="$1" -v o="$2" '$1 == l && $2 == o' /tmp/plan.out; }
+
+case $case in
+nojit)
+	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
+	check_eq "nojit: --plan exit status" "$?" 0
+	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
+	row=$(plan_line vfs read)
+	if [[ $row == *kprobe* ]]; then pass "nojit: vfs read traced with kprobes"; else fail "nojit: vfs read" "plan row '$row'"; fi
+	if grep -q 'fentry.*bpf_jit_enable' /tmp/plan.out /tmp/plan.err; then
+		pass "nojit: the plan says fentry needs the JIT (bpf_jit_enable)"
+	else
+		fail "nojit: why fentry is out" "no line names bpf_jit_enable"
+	fi
+	traced_dd
+	;;
+integrity)
+	[[ $(cat /sys/kernel/security/lockdown) == *'[integrity]'* ]] ||
+		fail "integrity: lockdown" "not at integrity: $(cat /sys/kernel/security/lockdown)"
+	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
+	check_eq "integrity: --plan exit status" "$?" 0
+	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
+	row=$(plan_line vfs read)
+	if [[ $row == *fentry* ]]; then pass "integrity: vfs read traced with fentry"; else fail "integrity: vfs read" "plan row '$row'"; fi
+	traced_dd
+	;;
+nobtf)
+	mount -t tmpfs -o ro,size=4k none /sys/kernel/btf || { fail "nobtf" "cannot hide /sys/kernel/btf"; exit 1; }
+	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
+	rc=$?
+	umount /sys/kernel/btf
+	sed 's/^/    /' /tmp/plan.err
+	check_eq "nobtf: --plan exit status" "$rc" 1
+	check_eq "nobtf: lines on stderr" "$(wc -l </tmp/plan.err)" 1
+	if grep -q 'BTF' /tmp/plan.err && grep -q 'CONFIG_DEBUG_INFO_BTF' /tmp/plan.err; then
+		pass "nobtf: the line names BTF and CONFIG_DEBUG_INFO_BTF"
+	else
+		fail "nobtf: the line" "$(cat /tmp/plan.err)"
+	fi
+	;;
+*)
+	fail "usage" "guest_startup.sh nojit|integrity|nobtf, not '$case'"
+	;;
+esac
+echo "GUEST RESULT: $npass passed, $nfail failed"
+((nfail == 0))
