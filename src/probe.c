@@ -176,11 +176,12 @@ static void scan_kallsyms(struct probe_ctx *p)
 }
 
 /*
- * net.core.bpf_jit_enable = 0: BPF programs run interpreted, and BPF
- * trampolines (fentry/fexit) are JIT code, so the kernel refuses them
- * (EOPNOTSUPP/ENOTSUPP). Say that rather than blame the kernel build.
+ * net.core.bpf_jit_enable = 0: the programs run in the kernel's BPF
+ * interpreter. Everything still loads and attaches (Debian's 6.1 even
+ * attaches fentry: the trampoline is generated apart from the JIT), but
+ * every event costs more.
  */
-static bool bpf_jit_off(void)
+bool bpf_jit_off(void)
 {
 	FILE *f = fopen("/proc/sys/net/core/bpf_jit_enable", "r");
 	int on = 1;
@@ -195,13 +196,6 @@ static bool bpf_jit_off(void)
 
 static void describe_errno(char *buf, size_t sz, const char *what, int err)
 {
-	if ((err == EOPNOTSUPP || err == 524 || err == EINVAL) && bpf_jit_off()) {
-		snprintf(buf, sz,
-			 "%snot possible with the BPF JIT off (net.core.bpf_jit_enable=0; "
-			 "to use fentry: sysctl -w net.core.bpf_jit_enable=1)",
-			 what);
-		return;
-	}
 	switch (err) {
 	case EPERM:
 	case EACCES:

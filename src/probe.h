@@ -11,6 +11,9 @@
 int kcaps_probe(struct kcaps *caps, char *err, size_t errsz);
 void kcaps_free(struct kcaps *caps);
 
+/* The BPF JIT is off (net.core.bpf_jit_enable = 0): programs run interpreted. */
+bool bpf_jit_off(void);
+
 /* Mounts tracefs if it is not mounted; returns its path or NULL. */
 const char *tracefs_path(void);
 

@@ -257,6 +257,10 @@ static int session_start(struct session *s)
 		return -1;
 	}
 	s->have_caps = true;
+	if (bpf_jit_off())
+		say("note: the BPF JIT is off (net.core.bpf_jit_enable=0): every program runs "
+		    "in the kernel's interpreter, at a higher cost per event; to turn it on: "
+		    "sysctl -w net.core.bpf_jit_enable=1");
 	plan_build(&s->caps, cfg, &s->plan);
 	if (check_layers(s))
 		return -1;

@@ -6,9 +6,10 @@
 #
 # In the guest: guest_startup.sh CASE, CASE one of
 #   nojit     the guest booted with sysctl.net.core.bpf_jit_enable=0: BPF
-#             runs interpreted, and BPF trampolines (fentry) need the JIT.
-#             The plan must say fentry is out because the JIT is off and
-#             how to turn it on, and trace vfs with kprobes; counts exact.
+#             programs run in the interpreter. Everything still loads and
+#             attaches (Debian's 6.1 attaches fentry too: the trampoline is
+#             not JIT output), so the tool says once that the JIT is off and
+#             how to turn it on, and counts stay exact.
 #   integrity the guest booted with lockdown=integrity: nothing the tool
 #             uses is refused at that level (kprobes and reading kernel
 #             memory are "confidentiality" items): fentry and exact counts.
@@ -31,6 +32,8 @@ check_eq() {
 disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
 cnt() { jq -r --arg l "$1" --arg o "$2" '[.cells[] | select(.layer == $l and .op == $o) | .count] | add // 0' /tmp/run.json; }
 
+# The lockdown level is in securityfs, which the guest's init leaves unmounted.
+mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security
 echo "guest: kernel $(uname -r), case '$case', lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo '?'), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable)"
 
 # traced_dd: N direct 4 KiB reads of /dev/vdd by dd, traced on syscall, vfs,
@@ -62,11 +65,11 @@ nojit)
 	check_eq "nojit: --plan exit status" "$?" 0
 	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
 	row=$(plan_line vfs read)
-	if [[ $row == *kprobe* ]]; then pass "nojit: vfs read traced with kprobes"; else fail "nojit: vfs read" "plan row '$row'"; fi
-	if grep -q 'fentry.*bpf_jit_enable' /tmp/plan.out /tmp/plan.err; then
-		pass "nojit: the plan says fentry needs the JIT (bpf_jit_enable)"
+	if [[ $row == *fentry* ]]; then pass "nojit: vfs read traced with fentry"; else fail "nojit: vfs read" "plan row '$row'"; fi
+	if [[ $(grep -c 'JIT is off.*sysctl -w net.core.bpf_jit_enable=1' /tmp/plan.err) == 1 ]]; then
+		pass "nojit: one line says the JIT is off and how to turn it on"
 	else
-		fail "nojit: why fentry is out" "no line names bpf_jit_enable"
+		fail "nojit: the JIT line" "stderr: $(cat /tmp/plan.err)"
 	fi
 	traced_dd
 	;;
