@@ -123,10 +123,10 @@ moddir=$kdir/lib/modules/$kver
 # under qemu-system-aarch64, whose programs come from Debian's arm64
 # packages (fetch-kernel.sh extracts them into $cache/userland-arm64).
 garch=x86_64
-qemu=qemu-system-x86_64
+qemu="qemu-system-x86_64"
 if [[ ${IOSB_VM_FLAVOUR:-} == *-arm64 ]]; then
 	garch=aarch64
-	qemu=qemu-system-aarch64
+	qemu="qemu-system-aarch64"
 	userland=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64
 	[[ -e $userland/.complete ]] || die "no arm64 programs in $userland (run IOSB_VM_FLAVOUR=cloud-arm64 tools/vm/fetch-kernel.sh)"
 fi
