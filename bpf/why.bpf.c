@@ -244,9 +244,20 @@ int tp_cache_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 	return 0;
 }
 
+/*
+ * The record of the readahead: tracepoints, with the two fields read here.
+ * Spelled out because Debian's 6.12 kernels (vmlinux/arm64/vmlinux.h) do not
+ * have these tracepoints; CO-RE matches it to the kernel's
+ * trace_event_raw_page_cache_ra_op where they exist.
+ */
+struct trace_event_raw_page_cache_ra_op___iosb {
+	unsigned long index;
+	unsigned long req_count;
+} __attribute__((preserve_access_index));
+
 /* Readahead for a request of req_count pages at index: the pages past
  * them are read ahead. */
-static __always_inline int on_readahead(struct trace_event_raw_page_cache_ra_op *ctx)
+static __always_inline int on_readahead(struct trace_event_raw_page_cache_ra_op___iosb *ctx)
 {
 	struct thread_starts *ts = current_slots_tp();
 	__u64 end;
@@ -260,13 +271,13 @@ static __always_inline int on_readahead(struct trace_event_raw_page_cache_ra_op 
 }
 
 SEC("tracepoint/readahead/page_cache_sync_ra")
-int tp_ra_sync(struct trace_event_raw_page_cache_ra_op *ctx)
+int tp_ra_sync(struct trace_event_raw_page_cache_ra_op___iosb *ctx)
 {
 	return on_readahead(ctx);
 }
 
 SEC("tracepoint/readahead/page_cache_async_ra")
-int tp_ra_async(struct trace_event_raw_page_cache_ra_op *ctx)
+int tp_ra_async(struct trace_event_raw_page_cache_ra_op___iosb *ctx)
 {
 	return on_readahead(ctx);
 }
