@@ -38,8 +38,7 @@
 #   fsdist ext4:       read N, write N+NF, open N, fsync NF
 # Times: per op, sum_ns of syscall >= vfs >= the sum of the file systems,
 # each > 0. Cells skipped: none, but f2fs's four where the kernel has no f2fs
-# (the cloud kernel), skipped as "not registered", and io_uring's five where
-# the kernel has no io_uring:io_uring_submit_req (Debian's 6.1).
+# (the cloud kernel), skipped as "not registered".
 #
 # Every check prints "PASS <name>" or "FAIL <name>: <details>"; the exit
 # status is 1 if any check failed.
@@ -290,18 +289,8 @@ layers_run() {
 		for o in "${OPS[@]}"; do printf '%s=%s ' "$k.$o" "${sum[$k.$o]:-?}"; done
 	done)"
 	check_eq "$tag dropped events" "$(jq -r '.dropped' <<<"$line")" 0
-	# io_uring's cells need the io_uring:io_uring_submit_req tracepoint,
-	# which Debian's 6.1 does not have (6.12 does): skipped there, for
-	# that reason, and nowhere else.
-	local no_uring=''
-	[[ -d /sys/kernel/tracing/events/io_uring/io_uring_submit_req ]] || no_uring=io_uring
-	check_eq "$tag skipped cells" "$(jq -r --arg u "$no_uring" '[.skipped[] | select(.layer != "f2fs" and .layer != $u)] | length' <<<"$line")" 0 \
+	check_eq "$tag skipped cells" "$(jq -r '[.skipped[] | select(.layer != "f2fs")] | length' <<<"$line")" 0 \
 		"$(jq -c '.skipped' <<<"$line")"
-	if [[ -n $no_uring ]]; then
-		check_eq "$tag io_uring skipped for want of io_uring_submit_req" \
-			"$(jq -r '[.skipped[] | select(.layer == "io_uring" and (.reason | test("io_uring_submit_req missing")))] | length' <<<"$line")" 5 \
-			"$(jq -c '.skipped' <<<"$line")"
-	fi
 	if ((!have_f2fs)); then
 		check_eq "$tag f2fs skipped as not registered" \
 			"$(jq -r '[.skipped[] | select(.layer == "f2fs" and (.reason | test("f2fs is not registered")))] | length' <<<"$line")" 4 \
