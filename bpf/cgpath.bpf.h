@@ -26,16 +26,20 @@ struct {
 	__type(value, struct cgroup_path);
 } cgroup_path_scratch SEC(".maps");
 
-/* kernfs_node::parent became __parent in 6.15 (read under RCU since). */
+/* kernfs_node::parent became __parent in 6.15 (read under RCU since). Both
+ * spelled here: the arm64 vmlinux.h (6.12) has only the old one. */
 struct kernfs_node___parent {
 	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+struct kernfs_node___615 {
+	struct kernfs_node *__parent;
 } __attribute__((preserve_access_index));
 
 static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
 {
 	if (bpf_core_field_exists(struct kernfs_node___parent, parent))
 		return BPF_CORE_READ((struct kernfs_node___parent *)kn, parent);
-	return BPF_CORE_READ(kn, __parent);
+	return BPF_CORE_READ((struct kernfs_node___615 *)kn, __parent);
 }
 
 /*
