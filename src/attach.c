@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "blk_leftovers.h"
 #include "layers.h"
 #include "iostackbreak.skel.h"
 
@@ -641,8 +642,12 @@ static void detach_all(struct bpf_link **links, size_t n)
 
 void tracer_detach(struct tracer *t)
 {
+	struct blk_leftovers m;
+
+	blk_leftovers_mark(&m);
 	detach_all(t->links, t->nr_links);
 	t->nr_links = 0;
+	t->blk_missed_at_end = blk_leftovers_count(t, &m);
 }
 
 void tracer_stop(struct tracer *t)

@@ -23,6 +23,8 @@ struct tracer {
 	bool task_storage;	 /* start slots in task storage, not the hash */
 	const struct plan *plan; /* what it carries out */
 	int events_fd;		 /* the events ring buffer map (--slower, --trace); else -1 */
+	/* Found at detach: requests whose completion no program saw. */
+	uint64_t blk_missed_at_end;
 };
 
 /*
