@@ -137,8 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* Calls left out (last: older inputs keep their meaning above). */
 	cfg.all_fds = take_u8(&in) & 1;
-	for (unsigned int l = 0; l < NR_LEFT_OUT_LAYERS; l++)
-		for (unsigned int op = 0; op < NR_FS_OPS; op++)
+	for (unsigned int l = 0; l < NR_LAYERS; l++)
+		for (unsigned int op = 0; LAYER_LEAVES_OUT(l) && op < layer_nr_ops(l); op++)
 			for (unsigned int k = 0; k < NR_FD_KINDS; k++)
 				r.left_out[l][op][k] = take_u8(&in) % 2 ? take_u64(&in) >> 2 : 0;
 
