@@ -386,6 +386,41 @@ def kernel_skips_pid1():
 
 _SKIPS_PID1 = None
 
+
+def set_affinity_of_pid1(cpus):
+    """Pins every thread of PID 1 to cpus; returns what each had."""
+    had = {}
+    for tid in os.listdir("/proc/1/task"):
+        try:
+            had[int(tid)] = os.sched_getaffinity(int(tid))
+            os.sched_setaffinity(int(tid), cpus)
+        except ProcessLookupError:
+            pass  # a thread that ended meanwhile
+    return had
+
+
+def restore_affinity(had):
+    for tid, cpus in had.items():
+        try:
+            os.sched_setaffinity(tid, cpus)
+        except ProcessLookupError:
+            pass
+
+
+def pid1_off_the_disk(disk):
+    """On a kernel that runs no BPF program on top of PID 1 (harness
+    .check_blk_count), a test that needs every completion of disk seen
+    keeps them off PID 1: PID 1's threads on CPU 0 (restored when the test
+    ends), the disk completing each request on the CPU that submitted it;
+    returns the prefix that runs a workload on CPU 1. Elsewhere: ()."""
+    if not kernel_skips_pid1() or len(os.sched_getaffinity(0)) < 2:
+        return ()
+    with open(f"/sys/block/{disk}/queue/rq_affinity", "w") as f:
+        f.write("2")
+    had = set_affinity_of_pid1({0})
+    on_cleanup("affinity of PID 1's threads", restore_affinity, had)
+    return ("taskset", "-c", "1")
+
 # The block layer's programs keyed by request, even where one program per
 # request serves (bpf/blk_stamped.bpf.h): only they see a completion the
 # kernel never ran them for, at the struct's next use (check_blk_count), so

@@ -70,7 +70,13 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
           f"by kind {kinds}")
     assert sum(parts.values()) == b["total_ns"], parts
     assert lock <= big_ns * 1.02, f"waited {lock} ns for writes of {big_ns} ns"
-    assert lock >= big_ns * 0.6, f"waited {lock} ns for writes of {big_ns} ns"
+    # The rest of the wait is a rwsem writer's optimistic spinning on the
+    # owner, which comes before contention_begin and stays self time (man
+    # page): its share varies with the machine (lock was 88-92% of the big
+    # writes on a quiet host, 51% with self 47% under CI's load). The wait
+    # as a whole covers the big writes; a real share of it is named lock.
+    assert lock + parts["syscall"] >= big_ns * 0.8, (lock, parts["syscall"], big_ns)
+    assert lock >= big_ns * 0.25, f"waited {lock} ns for writes of {big_ns} ns"
     assert kinds["rwsem_write"] >= 0.95 * lock, kinds
     assert sum(kinds.values()) == lock, kinds
     assert parts["blocked"] < 0.1 * lock, parts

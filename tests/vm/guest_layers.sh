@@ -288,7 +288,7 @@ layers_run() {
 	info "$tag sum_ns: $(for k in syscall vfs "${FSES[@]}"; do
 		for o in "${OPS[@]}"; do printf '%s=%s ' "$k.$o" "${sum[$k.$o]:-?}"; done
 	done)"
-	check_eq "$tag dropped events" "$(jq -r '.dropped' <<<"$line")" 0
+	check_eq "$tag dropped events" "$(jq -r '.dropped' <<<"$line")" 0 "$(jq -c '.dropped_by_reason | with_entries(select(.value > 0))' <<<"$line")"
 	check_eq "$tag skipped cells" "$(jq -r '[.skipped[] | select(.layer != "f2fs")] | length' <<<"$line")" 0 \
 		"$(jq -c '.skipped' <<<"$line")"
 	if ((!have_f2fs)); then
