@@ -129,7 +129,7 @@ static const char *type_help(void)
 	static char help[320];
 
 	if (!help[0])
-		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s (default: all)",
+		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all but bio)",
 			 layer_names_list());
 	return help;
 }
@@ -503,7 +503,7 @@ int parse_options(int argc, char **argv, struct config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	make_options();
-	cfg->layers = ALL_LAYERS;
+	cfg->layers = DEFAULT_LAYERS;
 	cfg->split_calls = true;
 	cfg->offcpu = true;
 	/* Everything after "--" is a command to run, not ours to parse. */

@@ -51,7 +51,7 @@ struct ok_case {
 };
 
 /* Defaults every row starts from: what an empty command line gives. */
-#define DEF .layers = ALL_LAYERS
+#define DEF .layers = DEFAULT_LAYERS
 
 static const struct ok_case ok_cases[] = {
 	{ .args = { NULL }, .want = { DEF } },
@@ -441,7 +441,7 @@ Test(opts, resets_config_between_calls)
 	cr_assert_eq(parse_options(a.c, a.v, &cfg), 2);
 	build_argv(&a, none);
 	cr_assert_eq(parse_options(a.c, a.v, &cfg), 0, "errmsg: %s", cfg.errmsg);
-	cr_assert_eq(cfg.layers, ALL_LAYERS);
+	cr_assert_eq(cfg.layers, DEFAULT_LAYERS);
 	cr_assert_eq(cfg.nr_pids, 0);
 	cr_assert_eq(cfg.unit, UNIT_NS);
 	cr_assert_eq(cfg.interval, 0);
