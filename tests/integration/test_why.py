@@ -46,8 +46,15 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
         path = os.path.join(tmp, "f")
         # The small writer starts first and outlasts the big one: every big
         # write happens while a small write may be waiting for it.
-        small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path)
-        big = Work("-s", "64m", "-c", "pwrite", "30", path)
+        # Both on one CPU: when a small write finds the lock held, its
+        # owner is not running, so the rwsem takes no optimistic spin
+        # (rwsem_can_spin_on_owner() wants the owner on a CPU) and every
+        # wait is a contention the kernel reports. On two CPUs, how much of
+        # the wait is spent spinning, before contention_begin, depends on
+        # the machine's load (1 to 30 of the 30 waits were reported).
+        one_cpu = ("taskset", "-c", str(max(os.sched_getaffinity(0))))
+        small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path, prefix=one_cpu)
+        big = Work("-s", "64m", "-c", "pwrite", "30", path, prefix=one_cpu)
         ts = Tool("-T", "syscall", "-p", str(small.pid), "--json", "--slower=0")
         small.go()
         time.sleep(0.05)
@@ -70,13 +77,15 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
           f"by kind {kinds}")
     assert sum(parts.values()) == b["total_ns"], parts
     assert lock <= big_ns * 1.02, f"waited {lock} ns for writes of {big_ns} ns"
-    # The rest of the wait is a rwsem writer's optimistic spinning on the
-    # owner, which comes before contention_begin and stays self time (man
-    # page): its share varies with the machine (lock was 88-92% of the big
-    # writes on a quiet host, 51% with self 47% under CI's load). The wait
-    # as a whole covers the big writes; a real share of it is named lock.
-    assert lock + parts["syscall"] >= big_ns * 0.8, (lock, parts["syscall"], big_ns)
-    assert lock >= big_ns * 0.25, f"waited {lock} ns for writes of {big_ns} ns"
+    # With no optimistic spin (one CPU, above), a small write that finds
+    # the lock held waits in contention until the big write ends; the
+    # rest of its time is its own work, 4-11 us a call measured uncontended
+    # (20 us allowed: 30 ms of ~430 ms), and its waits for the CPU, a part
+    # of their own. Against the big writes the lock part is less by each
+    # big write's start before the small writer next runs: its 1 ms pacing
+    # plus, on a busy machine, its wait for the CPU (86-91% measured).
+    own = 1500 * 20_000
+    assert lock + parts.get("runqueue", 0) >= b["total_ns"] - own, (lock, parts, b["total_ns"])
     assert kinds["rwsem_write"] >= 0.95 * lock, kinds
     assert sum(kinds.values()) == lock, kinds
     assert parts["blocked"] < 0.1 * lock, parts
@@ -85,7 +94,8 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     for e in waited:
         names[e["lock"]["name"]] = names.get(e["lock"]["name"], 0) + e["lock"]["max_ns"]
     print(f"    the longest contention of each call, by lock: {names}")
-    assert len(waited) >= 10, len(waited)
+    print(f"    {len(waited)} of the small writes waited on the lock, for 30 big writes")
+    assert len(waited) >= 25, len(waited)
     assert names.get("inode rwsem of f", 0) >= 0.9 * sum(names.values()), names
     # A contention's time runs from its begin to its end: within the call.
     assert all(e["lock"]["max_ns"] <= e["latency_ns"] for e in waited), waited[:3]
