@@ -30,6 +30,8 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOOL = os.environ.get("IOSB_TOOL") or os.path.join(ROOT, "build", "iostackbreak")
 IOWORK = os.path.join(ROOT, "build", "iowork")
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from harness import kernel_skips_pid1, restore_affinity, set_affinity_of_pid1  # noqa: E402
 
 
 def diskstats(name):
@@ -67,6 +69,17 @@ def main():
                          check=True).stdout.strip()
     name = os.path.basename(dev)
     time.sleep(0.3)  # whatever probes a new device
+    # On a kernel that runs no BPF program on top of PID 1, a completion
+    # that interrupts PID 1 is seen by no tracer; counted as missed only
+    # when its request is reused, possibly intervals later. Keep them off
+    # PID 1 (tests/integration/harness.py, pid1_off_the_disk): PID 1 on
+    # CPU 0, the workload on CPU 1, each request completed on its
+    # submitter's CPU. 0 of 3,379,562 were hidden so (README, Block counts).
+    pid1_had, prefix = {}, []
+    if kernel_skips_pid1() and len(os.sched_getaffinity(0)) >= 2:
+        with open(f"/sys/block/{name}/queue/rq_affinity", "w") as f:
+            f.write("2")
+        pid1_had, prefix = set_affinity_of_pid1({0}), ["taskset", "-c", "1"]
     # The programs keyed by request: they count the completions the kernel
     # never ran them for (request_completion_missed), which this checks.
     tool = subprocess.Popen([TOOL, "-T", "blk", "-d", name, "--json", "--stats", "1"],
@@ -82,7 +95,7 @@ def main():
         t_end = time.monotonic() + a.duration
         n = a.burst
         while time.monotonic() < t_end:
-            work = subprocess.run([IOWORK, "-D", "pread", str(n), dev, "pwrite", str(n // 4),
+            work = subprocess.run([*prefix, IOWORK, "-D", "pread", str(n), dev, "pwrite", str(n // 4),
                                    dev, "fsync", str(max(1, n // 100)), dev],
                                   capture_output=True, text=True, timeout=30)
             if work.returncode:
@@ -120,6 +133,7 @@ def main():
         except subprocess.TimeoutExpired:
             tool.kill()
             tool.communicate()
+        restore_affinity(pid1_had)
         subprocess.run(["losetup", "-d", dev])
         os.unlink(img)
         os.rmdir(tmp)

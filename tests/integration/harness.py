@@ -305,8 +305,11 @@ class Tool:
 class Work:
     """The iowork workload, set up and held until go()."""
 
-    def __init__(self, *args, prefix=()):
-        # prefix: a command that execs it (taskset -c 1 ...): same pid.
+    def __init__(self, *args, prefix=None):
+        # prefix: a command that execs it (taskset -c 1 ...): same pid. By
+        # default the CPU pid1_off_the_disk() keeps for the workloads.
+        if prefix is None:
+            prefix = _workload_prefix
         self.args = [*prefix, IOWORK, "-w", *args]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -407,19 +410,52 @@ def restore_affinity(had):
             pass
 
 
+# The prefix Work() runs a workload under by default: set while a test keeps
+# PID 1 off its disk (pid1_off_the_disk), so every workload of that test
+# submits, and has its requests completed, on a CPU PID 1 does not run on.
+_workload_prefix = ()
+
+
+def _set_workload_prefix(prefix):
+    global _workload_prefix
+    _workload_prefix = prefix
+
+
 def pid1_off_the_disk(disk):
     """On a kernel that runs no BPF program on top of PID 1 (harness
     .check_blk_count), a test that needs every completion of disk seen
     keeps them off PID 1: PID 1's threads on CPU 0 (restored when the test
     ends), the disk completing each request on the CPU that submitted it;
-    returns the prefix that runs a workload on CPU 1. Elsewhere: ()."""
+    returns the prefix that runs a workload on CPU 1, which Work() then
+    uses by default until the test ends. Elsewhere: (). Every LoopDevice
+    does this: a test that counts a loop device's requests needs them all."""
     if not kernel_skips_pid1() or len(os.sched_getaffinity(0)) < 2:
         return ()
     with open(f"/sys/block/{disk}/queue/rq_affinity", "w") as f:
         f.write("2")
     had = set_affinity_of_pid1({0})
     on_cleanup("affinity of PID 1's threads", restore_affinity, had)
-    return ("taskset", "-c", "1")
+    prefix = ("taskset", "-c", "1")
+    on_cleanup("the workloads' CPU", _set_workload_prefix, _workload_prefix)
+    _set_workload_prefix(prefix)
+    return prefix
+
+def journal_off_pid1(disk):
+    """The journal thread of the ext4 on disk (jbd2/DISK-8) submits its
+    commits' requests: on the workloads' CPU (pid1_off_the_disk) when a
+    test keeps PID 1 off the disk, so those complete away from PID 1 too.
+    Call it after mounting; the thread goes with the unmount."""
+    if not _workload_prefix:
+        return
+    cpus = {int(_workload_prefix[-1])}
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip().startswith(f"jbd2/{disk}-"):
+                    os.sched_setaffinity(int(pid), cpus)
+        except (OSError, ValueError):
+            continue  # a process that ended meanwhile
+
 
 # The block layer's programs keyed by request, even where one program per
 # request serves (bpf/blk_stamped.bpf.h): only they see a completion the
@@ -545,6 +581,7 @@ class LoopDevice:
         self.attached = True
         on_cleanup(f"loop device {self.dev}", self.close)
         self.name = os.path.basename(self.dev)
+        pid1_off_the_disk(self.name)
         if partitioned and not os.path.exists(f"/sys/class/block/{self.name}p1"):
             # Without udev the partition scan may not happen: ask for it.
             run("partx", "-a", self.dev)

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
-                     kernel_dev_t, pid1_off_the_disk, run)
+                     journal_off_pid1, kernel_dev_t, pid1_off_the_disk, run)
 
 
 N = 120
@@ -82,6 +82,7 @@ def run_pattern(name, args, sysop, journal, cache, tmp):
         # in the background, into the tools' start-up.
         run("mount", "-o", "no_prefetch_block_bitmaps", loop.dev, mnt, check=True)
         mounted = True
+        journal_off_pid1(loop.name)
         path = os.path.join(mnt, "f")
         # Its requests complete on its CPU, away from PID 1's (harness
         # .pid1_off_the_disk): none is hidden from BPF on top of PID 1.

@@ -478,9 +478,13 @@ def bpftool_costs(tool_pid):
             continue
         name = prog.get("name", "")
         layer = None
-        if name in ("tb_switch", "rt_switch", "tb_wakeup", "rt_wakeup", "tb_fork", "rt_fork",
+        if name.endswith(("_bio_backmerge", "_bio_frontmerge")):
+            layer = "blk"  # a bio merged into a request: the blk layer's bytes
+        elif name.startswith(("tb_bio_", "rt_bio_")):
+            layer = "bio"
+        elif name in ("tb_switch", "rt_switch", "tb_wakeup", "rt_wakeup", "tb_fork", "rt_fork",
                     "tb_exit", "rt_exit") or name.startswith(
-                        ("tb_lock_", "rt_lock_", "tb_commit_", "rt_commit_", "tb_bio_", "rt_bio_",
+                        ("tb_lock_", "rt_lock_", "tb_commit_", "rt_commit_",
                          "tb_waking", "rt_waking", "tp_cache_", "tp_ra_")):
             layer = "other"  # programs of no layer: the tool's own "other" row
         elif name.startswith(("se_", "sx_", "tb_sys_", "rt_sys_")):

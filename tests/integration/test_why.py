@@ -18,7 +18,7 @@ import tempfile
 import time
 
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
-                     kernel_dev_t, run)
+                     journal_off_pid1, kernel_dev_t, run)
 from test_breakdown import check_report
 from test_parts import calls as calls_of
 
@@ -148,6 +148,7 @@ def journal_run(work_args):
             run("mount", "-o", "no_prefetch_block_bitmaps,data=ordered", loop.dev, mnt,
                 check=True)
             mounted = True
+            journal_off_pid1(loop.name)
             work = Work(*[os.path.join(mnt, "f") if a == "FILE" else a for a in work_args])
             run("sync")
             time.sleep(0.3)
