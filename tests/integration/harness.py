@@ -421,6 +421,12 @@ def _set_workload_prefix(prefix):
     _workload_prefix = prefix
 
 
+def workload_prefix():
+    """The prefix a workload that is not iowork (fio, dd) runs under to
+    stay off PID 1's CPU while the test keeps PID 1 off a disk; else ()."""
+    return _workload_prefix
+
+
 def pid1_off_the_disk(disk):
     """On a kernel that runs no BPF program on top of PID 1 (harness
     .check_blk_count), a test that needs every completion of disk seen

@@ -237,12 +237,22 @@ def four_threads_share_commits_each_counts_the_one_it_waited_for():
     b, parts = calls(rep, "fsync")
     j = b["journal_blk"]
     assert fig["commits"] == fig["transactions"] > 0, fig
-    per_commit = fig["flushes"] - fig["own_f"]
-    assert per_commit % fig["commits"] == 0, fig
-    per_commit //= fig["commits"]
+    # Every commit asks for the same flushes (2 here: 200 for 100 commits
+    # above). The block layer serves the flushes pending at one time with
+    # one device flush, owned by the first that asked (bpf/blk_flush.bpf.h,
+    # man page FLUSHES): when a thread's own flush and a commit's share one,
+    # it is the thread's own, and that commit owns one fewer. So the disk's
+    # flushes less the threads' own are the commits' requests less those
+    # shared: 99 for 50 commits, 47 for 24, seen with own_f one higher
+    # (a share), never with a flush missing from the disk's total.
+    journal_f = fig["flushes"] - fig["own_f"]
+    per_commit = -(-journal_f // fig["commits"])
+    shared = per_commit * fig["commits"] - journal_f
+    assert 0 <= shared <= min(fig["own_f"], fig["commits"]), (shared, fig)
     assert len(events) == b["count"] == 200, (len(events), b["count"])
     got = sorted({e["journal_blk"]["flushes"] for e in events})
-    assert set(got) <= {0, per_commit}, (got, per_commit)
+    assert set(got) <= ({0, per_commit, per_commit - 1} if shared else {0, per_commit}), \
+        (got, per_commit, shared)
     assert j["flushes"] >= fig["flushes"] - fig["own_f"], (j, fig)
     assert j["requests"] - j["flushes"] >= fig["writes"] - fig["own_w"], (j, fig)
     assert parts["journal"] > 0, parts
