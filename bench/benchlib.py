@@ -43,6 +43,17 @@ class Tracer:
         return time.monotonic() - t0
 
 
+def sysctl(name, value=None):
+    """A sysctl's value; with value, set it. Returns the value before."""
+    path = "/proc/sys/" + name.replace(".", "/")
+    with open(path) as f:
+        old = f.read().strip()
+    if value is not None:
+        with open(path, "w") as f:
+            f.write(value)
+    return old
+
+
 def need_root(prog):
     if os.geteuid():
         raise SystemExit(f"{prog}: needs root")

@@ -14,6 +14,7 @@ Two passes, as root (take both locks on a shared machine, bench/README.md):
    (/proc/diskstats). Runs per request count every disk's events, as the
    tracepoints fire for all of them.
 
+The floor, when built, is an empty program on block_rq_complete alone.
 '(old)' configurations are -T blk with IOSB_BLK_STAMPS=0: the programs keyed
 by request that one program per request replaced, measured side by side.
 Writes bench/results/blkiops-DATE.md and prints it.
@@ -28,9 +29,13 @@ import sys
 import tempfile
 import time
 
-from benchlib import TOOL, Tracer, cpu_model, need_root, save
+from benchlib import BUILD, TOOL, Tracer, cpu_model, need_root, save, sysctl
 
 BIOLATENCY = "/usr/sbin/biolatency"
+# An empty tp_btf block_rq_complete program (make -f bench/bench.mk
+# bench-build): the dispatch that one program per request cannot avoid.
+FLOOR = os.path.join(BUILD, "bench", "floor")
+FLOOR_DONE = os.path.join(BUILD, "bench", "floor-blk_done.bpf.o")
 
 
 def configs(disk):
@@ -49,7 +54,8 @@ def configs(disk):
         ("all layers", [TOOL], None),
         ("biolatency", ["stdbuf", "-oL", BIOLATENCY, "-d", disk], None),
         ("biolatency -Q", ["stdbuf", "-oL", BIOLATENCY, "-Q", "-d", disk], None),
-    ]
+    ] + ([("floor: empty block_rq_complete", [FLOOR, FLOOR_DONE], None)]
+         if os.path.exists(FLOOR_DONE) else [])
 
 
 def prog_stats():
@@ -111,16 +117,6 @@ def run(cfg, dev, disk, secs, stats):
     ran = sorted(after[i][0] for i, v in ours.items() if i in after and after[i][2] > v[2])
     req = max(1, n1 - n0)
     return iops, ns / req, cnt / req, ran
-
-
-def sysctl(name, value=None):
-    path = "/proc/sys/" + name.replace(".", "/")
-    with open(path) as f:
-        old = f.read().strip()
-    if value is not None:
-        with open(path, "w") as f:
-            f.write(value)
-    return old
 
 
 def main():

@@ -19,6 +19,12 @@ const volatile bool events_on;
 const volatile bool trace_on;
 const volatile bool full_path;
 const volatile __u64 slower_ns;
+#ifdef BENCH_WITHOUT_OPTIONS
+/* bench/sysprog.py's build without --slower and --trace: the knobs stay
+ * for user space to set, the code reading them is compiled out. */
+#define events_on false
+#define trace_on false
+#endif
 
 /* User space sizes it (a power of two of pages); one page when unused. */
 struct {

@@ -18,6 +18,12 @@
 const volatile bool want_args;
 const volatile __u32 nr_files; /* --file: 0, every file */
 const volatile struct file_id targ_files[MAX_FILE_FILTER];
+#ifdef BENCH_WITHOUT_OPTIONS
+/* bench/sysprog.py's build without --file (and the arguments only it and
+ * events read): compiled out, as in events.bpf.h. */
+#define want_args false
+#define nr_files 0
+#endif
 
 /*
  * How a program reaches its function's arguments: the same argument sits in

@@ -50,6 +50,31 @@ static __always_inline __u32 file_kind(struct file *f)
 }
 
 /*
+ * bpf_rdonly_cast() (6.2+; inlined by the verifier since 6.12) makes the
+ * file pointer read from the descriptor table one the program loads from
+ * directly: two plain loads where BPF_CORE_READ makes two helper calls,
+ * on every call the raw syscall pair sees. rdonly_cast: user space found
+ * the kfunc in the kernel's BTF. Weak, and behind a knob the verifier
+ * resolves: on a kernel without it the call stays unresolved in code
+ * the verifier removes as dead.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+const volatile bool rdonly_cast;
+
+/* file_kind() for the raw syscall pair under tp_btf (AM_SYS_BTF). */
+static __always_inline __u32 file_kind_of(struct file *f, int method)
+{
+	struct file *bf;
+
+	if (!rdonly_cast || method != AM_SYS_BTF)
+		return file_kind(f);
+	if (!f)
+		return FD_OTHER;
+	bf = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	return mode_kind(bf->f_inode->i_mode);
+}
+
+/*
  * The kind of file a call of the syscall or vfs layer is on, as it starts;
  * *fp: the file behind a descriptor, for call_args_read() to reuse. Opens
  * are told at their exit, by the file they return (open_left_out()); the
@@ -63,7 +88,7 @@ static __always_inline __u32 call_kind(void *ctx, int method, int args, struct f
 	case ARGS_FD_VEC:
 	case ARGS_FD_VEC_POS:
 		*fp = fd_file(arg_n(ctx, method, 0), method);
-		return file_kind(*fp);
+		return file_kind_of(*fp, method);
 	case ARGS_FILE_RW:
 	case ARGS_FILE_VEC:
 	case ARGS_FILE_ITER:
@@ -102,7 +127,7 @@ static __always_inline bool open_left_out(struct thread_starts *ts, void *ctx, i
 	ret = ret_of(ctx, method, args);
 	f = ret >= 0 ? fd_file((__u64)ret, method) : NULL;
 	if (!all_fds && ret >= 0) {
-		__u32 kind = file_kind(f);
+		__u32 kind = file_kind_of(f, method);
 
 		if (kind != FD_STORAGE) {
 			count_left_out(LAYER_SYSCALL, FSOP_OPEN, kind);

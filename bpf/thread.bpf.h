@@ -17,6 +17,10 @@
  */
 const volatile bool split_calls;
 const volatile __u32 root_layer;
+#ifdef BENCH_WITHOUT_OPTIONS
+/* bench/sysprog.py's build without the parts of calls (events.bpf.h). */
+#define split_calls false
+#endif
 
 /*
  * One entry per thread that did traced I/O, never deleted on the hot path:

@@ -120,6 +120,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;
+	ro->rdonly_cast = plan->rdonly_cast;
 	ro->journal_on = plan->why[WHY_JOURNAL];
 	set_syscall_numbers(ro, plan);
 

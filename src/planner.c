@@ -450,6 +450,7 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->kprobe_fallback = cfg->attach == METHOD_NONE && caps->kprobes;
 	plan->btf = caps->btf;
 	plan->bpf_skips_pid1 = caps->bpf_skips_pid1;
+	plan->rdonly_cast = caps->rdonly_cast;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(cfg->layers & (1U << layer)))
 			continue;

@@ -23,6 +23,7 @@ struct kcaps {
 	bool blk_rq_q_arg;	    /* insert/issue take (q, rq): before 5.11 */
 	/* BPF tracing programs do not run while a thread of PID 1 is current */
 	bool bpf_skips_pid1;
+	bool rdonly_cast; /* the bpf_rdonly_cast kfunc (6.2+) is in the kernel's BTF */
 	/* io_uring_complete takes (ctx, req, user_data, res, cflags, ...),
 	 * not (ctx, req, cqe): before 6.3 */
 	bool uring_complete_fields;
@@ -93,6 +94,7 @@ struct plan {
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 	bool btf;		    /* tp_btf programs can load (else raw_tp) */
 	bool bpf_skips_pid1;	    /* kcaps.bpf_skips_pid1: said by --plan and reports */
+	bool rdonly_cast;	    /* kcaps.rdonly_cast: the storage check's cheaper reads */
 	/*
 	 * The root layer, decided here once: the outermost layer of threads
 	 * with a traced cell (-1: none), whose calls are sent as events; and

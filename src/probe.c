@@ -434,6 +434,7 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
 	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);
+	caps->rdonly_cast = btf__find_by_name_kind(p->vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	p->skips_pid1 = caps->bpf_skips_pid1;
 	caps->uring_parts_other_args = !probe_uring_parts_args(p->vmlinux);
 	return 0;
