@@ -428,6 +428,23 @@ struct call_blk {
  */
 #define BIO_EDGE_INDEX(op) (CALL_TOTAL_INDEX(NR_FS_OPS) + (op))
 
+/*
+ * -P: what a process's calls of an op did besides their parts, one key
+ * each past the bio edges, added for calls where it is not 0 (count: those
+ * calls; sum_ns: the figure's sum over them, pages, requests, bytes or ns).
+ * PC_CACHE_MISS's buckets are the histogram of pages per call.
+ */
+enum process_count {
+	PC_CACHE_MISS,	     /* cache_miss_pages */
+	PC_READAHEAD,	     /* readahead_pages */
+	PC_JOURNAL_REQUESTS, /* the journal commits waited for: requests, */
+	PC_JOURNAL_FLUSHES,  /* flushes among them, */
+	PC_JOURNAL_BYTES,    /* and bytes */
+	PC_LOCK,	     /* the lock part by kind: PC_LOCK + enum lock_kind */
+	NR_PROCESS_COUNTS = PC_LOCK + NR_LOCK_KINDS,
+};
+#define PROCESS_COUNT_INDEX(op, what) (BIO_EDGE_INDEX(NR_OPS) + (op)*NR_PROCESS_COUNTS + (what))
+
 /* Per op of the root layer: calls split into parts, and their block I/O. */
 struct call_totals {
 	__u64 count;

@@ -139,10 +139,21 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages);
 }
 
+/* -P: one of a call's counts (enum process_count), where it is not 0. */
+static __always_inline void record_process_count(struct breakdown_key *key, const char *comm,
+						 __u32 op, __u32 what, __u64 value)
+{
+	if (!value)
+		return;
+	key->cell_idx = PROCESS_COUNT_INDEX(op, what);
+	record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, value);
+}
+
 /*
  * -P: the same per process, in the breakdown map, under cell indexes past
- * the cells': CALL_PART_INDEX(op, part) per part (calls with the part > 0)
- * and CALL_TOTAL_INDEX(op) for the calls themselves.
+ * the cells': CALL_PART_INDEX(op, part) per part (calls with the part > 0),
+ * CALL_TOTAL_INDEX(op) for the calls themselves, and PROCESS_COUNT_INDEX
+ * for their pages, journal commits' requests and lock part by kind.
  */
 static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 op, __u64 delta,
 					       struct breakdown_key *key, const char *comm)
@@ -157,6 +168,13 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 		key->cell_idx = CALL_PART_INDEX(op, p);
 		record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, ts->part_ns[p]);
 	}
+	record_process_count(key, comm, op, PC_CACHE_MISS, ts->cache_miss_pages);
+	record_process_count(key, comm, op, PC_READAHEAD, ts->readahead_pages);
+	record_process_count(key, comm, op, PC_JOURNAL_REQUESTS, ts->journal_requests);
+	record_process_count(key, comm, op, PC_JOURNAL_FLUSHES, ts->journal_flushes);
+	record_process_count(key, comm, op, PC_JOURNAL_BYTES, ts->journal_bytes);
+	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
+		record_process_count(key, comm, op, PC_LOCK + k, ts->lock_ns[k]);
 }
 
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ctx, int method,

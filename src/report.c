@@ -234,6 +234,40 @@ unsigned int report_process_parts(const struct report *r, const struct breakdown
 	return op;
 }
 
+void report_process_counts(const struct report *r, const struct breakdown_entry *e,
+			   struct call_totals *t, struct cell_hist *pages)
+{
+	unsigned int op = e->key.cell_idx - CALL_TOTAL_INDEX(0);
+	__u64 *sums[NR_PROCESS_COUNTS] = {
+		[PC_CACHE_MISS] = &t->cache_miss_pages,
+		[PC_READAHEAD] = &t->readahead_pages,
+		[PC_JOURNAL_REQUESTS] = &t->journal_requests,
+		[PC_JOURNAL_FLUSHES] = &t->journal_flushes,
+		[PC_JOURNAL_BYTES] = &t->journal_bytes,
+	};
+
+	for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
+		sums[PC_LOCK + k] = &t->lock_ns[k];
+	memset(t, 0, sizeof(*t));
+	memset(pages, 0, sizeof(*pages));
+	t->count = e->cell.count;
+	t->total_ns = e->cell.sum_ns;
+	for (size_t i = 0; i < r->breakdowns->n; i++) {
+		const struct breakdown_entry *p = &r->breakdowns->v[i];
+		unsigned int what;
+
+		if (p->key.tgid != e->key.tgid || p->key.cgid != e->key.cgid ||
+		    p->key.cell_idx < PROCESS_COUNT_INDEX(op, 0) ||
+		    p->key.cell_idx >= PROCESS_COUNT_INDEX(op, NR_PROCESS_COUNTS))
+			continue;
+		what = p->key.cell_idx - PROCESS_COUNT_INDEX(op, 0);
+		*sums[what] = p->cell.sum_ns;
+		if (what == PC_CACHE_MISS)
+			*pages = p->cell;
+	}
+	add_zero_calls(pages, t->count);
+}
+
 /* The calls of the interval, each part's histogram counting every call. */
 static void calls_diff(struct report *r, const struct snapshot *cur, const struct snapshot *prev)
 {

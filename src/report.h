@@ -109,6 +109,15 @@ bool report_has_part(const struct report *r, int op, unsigned int part);
 unsigned int report_process_parts(const struct report *r, const struct breakdown_entry *e,
 				  struct cell_hist parts[NR_PARTS]);
 
+/*
+ * -P: what the calls of one process and op (e, as above) did besides their
+ * parts: t's count, total, pages, journal commits' requests and lock part
+ * by kind (its blk_* stay 0: not kept per process), and pages, the
+ * histogram of pages each call added (calls with none as zeros).
+ */
+void report_process_counts(const struct report *r, const struct breakdown_entry *e,
+			   struct call_totals *t, struct cell_hist *pages);
+
 /* Is e the calls of one process and op (a CALL_TOTAL_INDEX entry)? */
 bool report_is_process_calls(const struct breakdown_entry *e);
 

@@ -224,9 +224,9 @@ static json_object *pages_hist_json(const struct cell_hist *h)
  * part by kind, the journal commits' requests, the pages (null where not
  * traced).
  */
-static void calls_why_json(json_object *o, const struct report *r, unsigned int op)
+static void calls_why_json(json_object *o, const struct report *r, const struct call_totals *c,
+			   const struct cell_hist *pages)
 {
-	const struct call_totals *c = &r->calls[op];
 	json_object *kinds = NULL, *journal = json_object_new_object(), *per_call = NULL;
 	bool cache = r->plan->why[WHY_CACHE], ra = r->plan->why[WHY_READAHEAD];
 
@@ -248,7 +248,7 @@ static void calls_why_json(json_object *o, const struct report *r, unsigned int 
 	json_object_object_add(o, "readahead_pages",
 			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
 	if (cache)
-		per_call = pages_hist_json(&r->pages[op]);
+		per_call = pages_hist_json(pages);
 	json_object_object_add(o, "cache_miss_pages_per_call", per_call);
 }
 
@@ -258,7 +258,8 @@ static void json_calls(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
 	json_object *all = json_object_new_array(), *procs;
-	struct cell_hist parts[NR_PARTS];
+	struct cell_hist parts[NR_PARTS], pages;
+	struct call_totals counts;
 
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		const struct call_totals *c = &r->calls[op];
@@ -266,7 +267,7 @@ static void json_calls(struct sink *s, const struct report *r)
 
 		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
 		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
-		calls_why_json(o, r, op);
+		calls_why_json(o, r, c, &r->pages[op]);
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
@@ -282,6 +283,8 @@ static void json_calls(struct sink *s, const struct report *r)
 			continue;
 		op = report_process_parts(r, e, parts);
 		o = calls_json(r, op, e->cell.count, e->cell.sum_ns, parts);
+		report_process_counts(r, e, &counts, &pages);
+		calls_why_json(o, r, &counts, &pages);
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 		json_object_array_add(procs, o);

@@ -436,10 +436,44 @@ static void share_bar(char *buf, size_t sz, const struct report *r, unsigned int
 	}
 }
 
-/* -P: per process and op, its calls' count, average and share bar. */
+/* The lock part by kind, the journal commits waited for, the pages added. */
+static void text_call_why(FILE *out, const struct report *r, const struct call_totals *c,
+			  uint64_t lock)
+{
+	const char *sep = "";
+
+	if (lock) {
+		fprintf(out, "%-7s lock: ", "");
+		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++) {
+			if (!c->lock_ns[k])
+				continue;
+			fprintf(out, "%s%s %.0f%%", sep, lock_kind_name(k),
+				100.0 * (double)c->lock_ns[k] / (double)lock);
+			sep = ", ";
+		}
+		fputc('\n', out);
+	}
+	if (c->journal_requests)
+		fprintf(out,
+			"%-7s journal: %.2f requests (%.2f flushes), %.1f KiB per call, by the "
+			"commits the calls waited for\n",
+			"", (double)c->journal_requests / (double)c->count,
+			(double)c->journal_flushes / (double)c->count,
+			(double)c->journal_bytes / 1024.0 / (double)c->count);
+	if (r->plan->why[WHY_CACHE])
+		fprintf(
+		    out,
+		    "%-7s page cache: %.2f pages added (cache misses), %.2f read ahead per call\n",
+		    "", (double)c->cache_miss_pages / (double)c->count,
+		    (double)c->readahead_pages / (double)c->count);
+}
+
+/* -P: per process and op, its calls' count, average and share bar, then
+ * what they waited for and did to the page cache. */
 static void text_process_calls(struct sink *s, const struct report *r)
 {
-	struct cell_hist parts[NR_PARTS];
+	struct cell_hist parts[NR_PARTS], pages;
+	struct call_totals counts;
 	char avg[32], bar[256], comm[4 * COMM_LEN + 1];
 	unsigned int shown = 0, cell = ~0U;
 
@@ -459,6 +493,8 @@ static void text_process_calls(struct sink *s, const struct report *r)
 		fprintf(s->out, "%8u %-16s %-7s %10llu %12s  [%s]\n", e->key.tgid,
 			shown_comm(e, comm, sizeof(comm)), op_name(LAYER_SYSCALL, op),
 			(unsigned long long)e->cell.count, avg, bar);
+		report_process_counts(r, e, &counts, &pages);
+		text_call_why(s->out, r, &counts, parts[PART_LOCK].sum_ns);
 	}
 }
 
@@ -493,39 +529,6 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 }
 
 /* Where the time of each op's calls went: one row per part. */
-/* The lock part by kind, the journal commits waited for, the pages added. */
-static void text_call_why(FILE *out, const struct report *r, unsigned int op)
-{
-	const struct call_totals *c = &r->calls[op];
-	uint64_t lock = r->parts[op][PART_LOCK].sum_ns;
-	const char *sep = "";
-
-	if (lock) {
-		fprintf(out, "%-7s lock: ", "");
-		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++) {
-			if (!c->lock_ns[k])
-				continue;
-			fprintf(out, "%s%s %.0f%%", sep, lock_kind_name(k),
-				100.0 * (double)c->lock_ns[k] / (double)lock);
-			sep = ", ";
-		}
-		fputc('\n', out);
-	}
-	if (c->journal_requests)
-		fprintf(out,
-			"%-7s journal: %.2f requests (%.2f flushes), %.1f KiB per call, by the "
-			"commits the calls waited for\n",
-			"", (double)c->journal_requests / (double)c->count,
-			(double)c->journal_flushes / (double)c->count,
-			(double)c->journal_bytes / 1024.0 / (double)c->count);
-	if (r->plan->why[WHY_CACHE])
-		fprintf(
-		    out,
-		    "%-7s page cache: %.2f pages added (cache misses), %.2f read ahead per call\n",
-		    "", (double)c->cache_miss_pages / (double)c->count,
-		    (double)c->readahead_pages / (double)c->count);
-}
-
 static void text_calls(struct sink *s, const struct report *r)
 {
 	const char *root = layer_name((unsigned int)r->root_layer);
@@ -577,7 +580,7 @@ static void text_calls(struct sink *s, const struct report *r)
 		fprintf(out, "%-7s blk: %.2f requests, %.1f KiB per call\n", "",
 			(double)c->blk_requests / (double)c->count,
 			(double)c->blk_bytes / 1024.0 / (double)c->count);
-		text_call_why(out, r, op);
+		text_call_why(out, r, c, r->parts[op][PART_LOCK].sum_ns);
 		if (!r->cfg->part_hists)
 			continue;
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
