@@ -184,11 +184,15 @@ static inline void parts_lock_begin(struct thread_starts *ts, __u64 now, __u64 a
 	ts->lock_kind = (__u8)(kind + 1);
 }
 
-/* The contention for the lock at addr ended (taken, or given up). */
-static inline void parts_lock_end(struct thread_starts *ts, __u64 now, __u64 addr)
+/*
+ * The contention for the lock at addr ended (taken, or given up). Returns
+ * the time it ended at for the split (it began at lock_start), or 0 when
+ * it was not the one in progress.
+ */
+static inline __u64 parts_lock_end(struct thread_starts *ts, __u64 now, __u64 addr)
 {
 	if (!parts_open(ts) || !ts->lock_kind || ts->lock_addr != addr)
-		return;
+		return 0;
 	now = parts_charge(ts, now);
 	if (now - ts->lock_start > ts->lock_max_ns) {
 		ts->lock_max_ns = now - ts->lock_start;
@@ -196,6 +200,7 @@ static inline void parts_lock_end(struct thread_starts *ts, __u64 now, __u64 add
 	}
 	ts->lock_kind = 0;
 	ts->lock_addr = 0;
+	return now;
 }
 
 /*

@@ -115,6 +115,15 @@ static __always_inline void event_file(struct call_event *e, struct file *f)
 	}
 }
 
+/* Is the lock at addr the inode lock of file f (inode_lock() is a
+ * down_write of its inode's i_rwsem)? */
+static __always_inline bool lock_is_inode(struct file *f, __u64 addr)
+{
+	return f && addr &&
+	       addr ==
+		   (__u64)BPF_CORE_READ(f, f_inode) + bpf_core_field_offset(struct inode, i_rwsem);
+}
+
 /* A call of the root layer ended, at least slower_ns long (or --trace). */
 static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u32 op, __u64 start,
 				      __u64 now, __s64 ret)
@@ -166,10 +175,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	f = (struct file *)ts->file;
 	event_file(e, f);
-	/* The inode lock (inode_lock() is a down_write of i_rwsem). */
-	if (f && e->lock_addr &&
-	    e->lock_addr ==
-		(__u64)BPF_CORE_READ(f, f_inode) + bpf_core_field_offset(struct inode, i_rwsem))
+	if (lock_is_inode(f, e->lock_addr))
 		e->flags |= EVF_LOCK_INODE;
 	if (full_path) {
 		if (f)
@@ -194,10 +200,42 @@ static __always_inline void emit_slice(__u32 tid, __u64 call_ns, __u32 what, __u
 	e->kind = EV_SLICE;
 	e->what = (__u8)what;
 	e->op = (__u8)op;
+	e->flags = 0;
 	e->tid = tid;
 	e->call_ns = call_ns;
 	e->start_ns = start;
 	e->end_ns = end;
+	e->lock_addr = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
+ * --trace: a contention for the lock at addr, of kind, inside the call,
+ * from its begin to its end (the waits off CPU within it are slices of
+ * their own, nested in it). The lock is named in user space.
+ */
+static __always_inline void emit_contention(struct thread_starts *ts, __u32 tid, __u32 kind,
+					    __u64 addr, __u64 start, __u64 end)
+{
+	__u64 call_ns = call_ns_of(ts);
+	struct slice_event *e;
+
+	if (!call_ns || call_ns > start)
+		return;
+	e = event_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->kind = EV_SLICE;
+	e->what = PART_LOCK;
+	e->op = (__u8)kind;
+	e->flags = SLF_CONTENTION;
+	if (lock_is_inode((struct file *)ts->file, addr))
+		e->flags |= SLF_LOCK_INODE;
+	e->tid = tid;
+	e->call_ns = call_ns;
+	e->start_ns = start;
+	e->end_ns = end;
+	e->lock_addr = addr;
 	bpf_ringbuf_submit(e, 0);
 }
 

@@ -380,14 +380,19 @@ struct call_path_event {
 	char path[PATH_DEPTH][FILE_NAME_LEN];
 };
 
+/* slice_event flags */
+#define SLF_CONTENTION (1U << 0) /* a lock contention: what PART_LOCK, op its kind */
+#define SLF_LOCK_INODE (1U << 1) /* lock_addr is the call's file's inode's i_rwsem */
+
 struct slice_event {
 	__u8 kind;
-	__u8 what; /* a layer (< NR_CALL_LAYERS), or an off-CPU part */
-	__u8 op;   /* the layer's op */
-	__u8 pad;
+	__u8 what;  /* a layer (< NR_CALL_LAYERS), or an off-CPU part */
+	__u8 op;    /* the layer's op; a contention's enum lock_kind */
+	__u8 flags; /* SLF_* */
 	__u32 tid;
 	__u64 call_ns;
 	__u64 start_ns, end_ns;
+	__u64 lock_addr; /* SLF_CONTENTION: the lock; else 0 */
 };
 
 struct request_event {

@@ -67,13 +67,21 @@ static __always_inline struct thread_starts *current_slots_tp(void)
 static __always_inline int on_contention(__u64 lock, __u32 flags, bool begin, bool btf)
 {
 	struct thread_starts *ts = current_slots(btf);
+	__u32 kind;
+	__u64 end;
 
 	if (!ts || !parts_open(ts))
 		return 0;
-	if (begin)
+	if (begin) {
 		parts_lock_begin(ts, bpf_ktime_get_ns(), lock, lock_kind_of(flags));
-	else
-		parts_lock_end(ts, bpf_ktime_get_ns(), lock);
+		return 0;
+	}
+	kind = (__u32)ts->lock_kind - 1;
+	end = parts_lock_end(ts, bpf_ktime_get_ns(), lock);
+	/* --trace: the contention as a slice, named by its lock. */
+	if (trace_on && end)
+		emit_contention(ts, (__u32)bpf_get_current_pid_tgid(), kind, lock, ts->lock_start,
+				end);
 	return 0;
 }
 

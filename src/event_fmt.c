@@ -163,20 +163,27 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 	return ferror(out) ? -1 : 0;
 }
 
-void event_lock_label(const struct event_ctx *c, const struct call_event *e, char *buf,
-		      size_t sz)
+void lock_label(const char *kallsyms, uint64_t addr, bool inode, const char *file, size_t filesz,
+		char *buf, size_t sz)
 {
 	char name[FILE_NAME_LEN + 1];
 
 	buf[0] = '\0';
-	if (!e->lock_addr)
+	if (!addr)
 		return;
-	if (e->flags & EVF_LOCK_INODE) {
-		copy_name(name, sizeof(name), e->file, sizeof(e->file));
+	if (inode) {
+		copy_name(name, sizeof(name), file,
+			  filesz < FILE_NAME_LEN ? filesz : FILE_NAME_LEN);
 		snprintf(buf, sz, "inode rwsem of %s", name[0] ? name : "its file");
 		return;
 	}
-	ksym_data_name(c->kallsyms, e->lock_addr, buf, sz);
+	ksym_data_name(kallsyms, addr, buf, sz);
+}
+
+void event_lock_label(const struct event_ctx *c, const struct call_event *e, char *buf, size_t sz)
+{
+	lock_label(c->kallsyms, e->lock_addr, e->flags & EVF_LOCK_INODE, e->file, sizeof(e->file),
+		   buf, sz);
 }
 
 /* The journal commits the call waited for, its pages, its lock part by kind. */

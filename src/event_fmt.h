@@ -25,9 +25,14 @@ struct event_ctx {
 };
 
 /*
- * The lock of the call's longest contention, into buf: "inode rwsem of
- * FILE", a global lock's symbol, or its address. Empty: none.
+ * The lock at addr, into buf: "inode rwsem of FILE" when inode (FILE: the
+ * dentry name of the call's file, a field of filesz bytes), a global lock's
+ * symbol from kallsyms (NULL: /proc/kallsyms), or its address. Empty: addr 0.
  */
+void lock_label(const char *kallsyms, uint64_t addr, bool inode, const char *file, size_t filesz,
+		char *buf, size_t sz);
+
+/* The lock of the call's longest contention, into buf, as lock_label. */
 void event_lock_label(const struct event_ctx *c, const struct call_event *e, char *buf,
 		      size_t sz);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include "event_fmt.h"
 #include "layers.h"
 #include "opts.h"
 #include "trace.h"
@@ -32,6 +33,7 @@ struct decided {
 	uint32_t tid, pid;
 	uint64_t call_ns, end_ns;
 	bool kept;
+	char file[FILE_NAME_LEN]; /* its file's dentry name: names its inode lock */
 };
 
 struct lane {
@@ -62,7 +64,8 @@ struct trace_writer {
 	struct disk_track disks[MAX_DISKS];
 	unsigned int nr_disks;
 	uint64_t flow_id;
-	uint64_t uring_id; /* ids of io_uring requests' async slices */
+	uint64_t uring_id;    /* ids of io_uring requests' async slices */
+	const char *kallsyms; /* names global locks; NULL: /proc/kallsyms */
 };
 
 static struct trace_writer *writer_new(FILE *out, unsigned long max, uint64_t slower_ns,
@@ -195,17 +198,48 @@ static void name_thread(struct trace_writer *t, uint32_t pid, uint32_t tid, cons
 		put_name(t, "thread_name", pid, tid, comm);
 }
 
-static void put_slice(struct trace_writer *t, uint32_t pid, const struct slice_event *s)
+void trace_set_kallsyms(struct trace_writer *t, const char *path)
+{
+	t->kallsyms = path;
+}
+
+/*
+ * A contention: a slice named by its lock, as events name it ("inode rwsem
+ * of FILE", a global lock's symbol, else its address), cat "lock", its kind
+ * in args.
+ */
+static json_object *contention_slice(struct trace_writer *t, const struct decided *call,
+				     const struct slice_event *s)
+{
+	char name[FILE_NAME_LEN + 64];
+	json_object *o, *args;
+
+	lock_label(t->kallsyms, s->lock_addr, s->flags & SLF_LOCK_INODE, call->file,
+		   sizeof(call->file), name, sizeof(name));
+	o = event("X", name, "lock", call->pid, s->tid);
+	args = json_object_new_object();
+	json_object_object_add(args, "kind", json_object_new_string(lock_kind_name(s->op)));
+	json_object_object_add(o, "args", args);
+	return o;
+}
+
+static void put_slice(struct trace_writer *t, const struct decided *call,
+		      const struct slice_event *s)
 {
 	bool layer = s->what < NR_CALL_LAYERS;
 	char name[48];
 	json_object *o;
 
-	if (layer)
-		snprintf(name, sizeof(name), "%s %s", layer_name(s->what), op_name(s->what, s->op));
-	else
-		snprintf(name, sizeof(name), "%s", part_name(s->what));
-	o = event("X", name, layer ? layer_name(s->what) : "offcpu", pid, s->tid);
+	if (s->flags & SLF_CONTENTION) {
+		o = contention_slice(t, call, s);
+	} else {
+		if (layer)
+			snprintf(name, sizeof(name), "%s %s", layer_name(s->what),
+				 op_name(s->what, s->op));
+		else
+			snprintf(name, sizeof(name), "%s", part_name(s->what));
+		o = event("X", name, layer ? layer_name(s->what) : "offcpu", call->pid, s->tid);
+	}
 	json_object_object_add(o, "ts", json_us(s->start_ns));
 	json_object_object_add(o, "dur", json_us(s->end_ns - s->start_ns));
 	put(t, o);
@@ -315,7 +349,7 @@ static void put_pending(struct trace_writer *t, const struct decided *call, cons
 	if (p->is_request)
 		put_request(t, call, &p->rq);
 	else
-		put_slice(t, call->pid, &p->slice);
+		put_slice(t, call, &p->slice);
 }
 
 /* Waits for its call; or, when the call is known already, follows it. */
@@ -410,6 +444,22 @@ static void trace_uring(struct trace_writer *t, const struct call_event *e, cons
 	t->totals.calls++;
 }
 
+/* The lock of the call's longest contention, as its event has it. */
+static void call_lock_args(struct trace_writer *t, json_object *args, const struct call_event *e)
+{
+	json_object *lock;
+	char name[FILE_NAME_LEN + 64];
+
+	if (!e->lock_addr)
+		return;
+	lock = json_object_new_object();
+	lock_label(t->kallsyms, e->lock_addr, e->flags & EVF_LOCK_INODE, e->file, sizeof(e->file),
+		   name, sizeof(name));
+	json_object_object_add(lock, "name", json_object_new_string(name));
+	json_object_object_add(lock, "max_ns", json_object_new_uint64(e->lock_max_ns));
+	json_object_object_add(args, "lock", lock);
+}
+
 void trace_call(struct trace_writer *t, const struct call_event *e, const char *file)
 {
 	uint64_t lat = e->end_ns - e->call_ns;
@@ -426,6 +476,7 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 			       .call_ns = e->call_ns,
 			       .end_ns = e->end_ns,
 			       .kept = lat >= t->slower_ns };
+	memcpy(d->file, e->file, sizeof(d->file));
 	if (d->kept) {
 		memcpy(comm, e->comm, COMM_LEN);
 		comm[COMM_LEN] = '\0';
@@ -436,6 +487,7 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 		args = call_args(e, file, lat);
 		json_object_object_add(args, "blk_requests",
 				       json_object_new_uint64(e->blk_requests));
+		call_lock_args(t, args, e);
 		json_object_object_add(o, "args", args);
 		put(t, o);
 		t->totals.calls++;

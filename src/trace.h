@@ -3,7 +3,8 @@
  * --trace: a timeline in the Chrome/Perfetto trace-event JSON format
  * ({"traceEvents": [...]}, ts and dur in microseconds of CLOCK_MONOTONIC).
  * Each call is an X slice on its thread, with the slices of the layers it
- * went through and of its waits off CPU nested inside; the block requests
+ * went through, of its lock contentions (named by the lock) and of its
+ * waits off CPU nested inside; the block requests
  * it submitted are slices on their disk's tracks, with a flow from the
  * call to each. Pure (a FILE and the kernel's events): unit-tested.
  *
@@ -39,6 +40,10 @@ struct trace_writer *trace_open(const char *path, unsigned long max_events, uint
 /* The same on an open stream (tests); the writer does not close it. */
 struct trace_writer *trace_open_stream(FILE *out, unsigned long max_events, uint64_t slower_ns,
 				       disk_namer disk_name);
+
+/* Where global locks' names come from (a kallsyms file; NULL, the default:
+ * /proc/kallsyms). */
+void trace_set_kallsyms(struct trace_writer *t, const char *path);
 
 void trace_call(struct trace_writer *t, const struct call_event *e, const char *file);
 void trace_slice(struct trace_writer *t, const struct slice_event *e);

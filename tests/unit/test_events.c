@@ -5,6 +5,7 @@
  * hand-made sequences of kernel events (slices and requests before their
  * call, calls kept or left out by the threshold, the size bound).
  */
+#include <unistd.h>
 #include <json-c/json.h>
 #include "unit.h"
 #include "event_fmt.h"
@@ -388,5 +389,90 @@ Test(events, text_line_stays_one_line)
 	cr_assert_null(strchr(text, '\x1b'), "%s", text);
 	cr_assert_not_null(strstr(text, "evil\\nname\\x1b[2J"), "%s", text);
 	cr_assert_not_null(strstr(text, "/a\\nb.dat"), "%s", text);
+	membuf_free(&m);
+}
+
+/* The X slice of the trace with this cat and name, or NULL. */
+static json_object *slice_named(json_object *root, const char *cat, const char *name)
+{
+	json_object *evs, *v;
+
+	cr_assert(json_object_object_get_ex(root, "traceEvents", &evs));
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (json_object_object_get_ex(e, "cat", &v) &&
+		    !strcmp(json_object_get_string(v), cat) &&
+		    json_object_object_get_ex(e, "name", &v) &&
+		    !strcmp(json_object_get_string(v), name))
+			return e;
+	}
+	return NULL;
+}
+
+static struct slice_event contention_ev(uint32_t tid, uint64_t call_ns, uint32_t kind,
+					uint64_t addr, bool inode, uint64_t s, uint64_t e)
+{
+	struct slice_event ev = slice_ev(tid, call_ns, PART_LOCK, s, e);
+
+	ev.op = (uint8_t)kind;
+	ev.flags = SLF_CONTENTION | (inode ? SLF_LOCK_INODE : 0);
+	ev.lock_addr = addr;
+	return ev;
+}
+
+Test(events, trace_names_each_contention_by_its_lock)
+{
+	char path[] = "/tmp/iosb-kallsyms-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	struct trace_writer *t;
+	struct trace_totals tt;
+	struct membuf m;
+	json_object *root, *s, *args, *v;
+
+	cr_assert_not_null(f);
+	fprintf(f, "ffffffff82a00040 D inode_hash_lock\n");
+	fclose(f);
+	t = trace_open_stream(membuf_open(&m), 1000, 0, fake_disk);
+	trace_set_kallsyms(t, path);
+	/* A write that waited on its file's inode rwsem (asleep inside it),
+	 * then on a global spinlock; the call names its longest. */
+	struct slice_event c1 =
+	    contention_ev(7, 100, LOCK_RWSEM_WRITE, 0xffff888001000a8ULL, true, 200, 1200);
+	struct slice_event w1 = slice_ev(7, 100, PART_LOCK, 300, 1100);
+	struct slice_event c2 =
+	    contention_ev(7, 100, LOCK_OTHER, 0xffffffff82a00040ULL, false, 1300, 1400);
+	struct call_event call = call_ev(7, 100, 2000);
+
+	memcpy(call.file, "f", 2);
+	call.lock_addr = 0xffff888001000a8ULL;
+	call.lock_max_ns = 1000;
+	call.flags |= EVF_LOCK_INODE;
+	trace_slice(t, &c1);
+	trace_slice(t, &w1);
+	trace_slice(t, &c2);
+	trace_call(t, &call, "f");
+	root = finish(&m, t, 0, &tt);
+	unlink(path);
+	cr_assert_eq(count_ph(root, "X", "lock"), 2);
+	s = slice_named(root, "lock", "inode rwsem of f");
+	cr_assert_not_null(s, "%s", m.buf);
+	cr_assert(json_object_object_get_ex(s, "args", &args));
+	cr_assert(json_object_object_get_ex(args, "kind", &v));
+	cr_assert_str_eq(json_object_get_string(v), "rwsem_write");
+	cr_assert(json_object_object_get_ex(s, "dur", &v));
+	cr_assert_float_eq(json_object_get_double(v), 1.0, 1e-9);
+	cr_assert_not_null(slice_named(root, "lock", "inode_hash_lock"), "%s", m.buf);
+	/* The wait asleep inside the contention stays an off-CPU slice. */
+	cr_assert_not_null(slice_named(root, "offcpu", "lock"), "%s", m.buf);
+	/* The call's own slice names its longest contention, as its event. */
+	s = slice_named(root, "syscall", "read");
+	cr_assert(json_object_object_get_ex(s, "args", &args));
+	cr_assert(json_object_object_get_ex(args, "lock", &v));
+	cr_assert_str_eq(json_object_get_string(json_object_object_get(v, "name")),
+			 "inode rwsem of f");
+	cr_assert_eq(json_object_get_int64(json_object_object_get(v, "max_ns")), 1000);
+	json_object_put(root);
 	membuf_free(&m);
 }
