@@ -12,8 +12,9 @@ parts' cost is measured in bench/parts.py:
 - lock: a 4 KiB pwriter behind a 64 MiB pwriter on one file (the inode's
   rwsem): lock:contention_begin/end;
 - journal: append + fsync on an ext4 with a journal over a loop device:
-  jbd2_start/end_commit, block_bio_back/frontmerge, and sched_waking (which
-  only the journal part attaches);
+  jbd2_start/end_commit, block_bio_back/frontmerge, sched_waking (which
+  only the journal part attaches), and ext4_writepages_result (the pages
+  each fsync writes);
 - cache: a cold sequential read (drop_caches after the workload's setup):
   mm_filemap_add_to_page_cache, page_cache_sync_ra/async_ra.
 
@@ -35,7 +36,7 @@ from benchlib import IOWORK, TOOL, Tracer, cpu_model, need_root, save
 
 NEW = ("tb_lock_begin", "tb_lock_end", "tb_commit_start", "tb_commit_end", "tb_bio_backmerge",
        "tb_bio_frontmerge", "tb_waking", "tb_wakeup", "tb_switch", "tp_cache_add", "tp_ra_sync",
-       "tp_ra_async")
+       "tp_ra_async", "tp_writeback")
 
 
 def held_progs(pid):

@@ -90,6 +90,7 @@ static inline void parts_reset_counts(struct thread_starts *ts)
 	ts->cache_miss_pages = 0;
 	ts->readahead_pages = 0;
 	ts->ra_req_end = 0;
+	ts->writeback_pages = 0;
 }
 
 /*

@@ -163,6 +163,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->journal_bytes = ts->journal_bytes;
 	e->cache_miss_pages = ts->cache_miss_pages;
 	e->readahead_pages = ts->readahead_pages;
+	e->writeback_pages = ts->writeback_pages;
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		e->lock_ns[k] = split_calls ? ts->lock_ns[k] : 0;
 	e->lock_addr = split_calls ? ts->lock_max_addr : 0;

@@ -285,6 +285,8 @@ struct thread_starts {
 	__u64 cache_miss_pages;
 	__u64 readahead_pages;
 	__u64 ra_req_end; /* first page index past the asked range; 0: none seen */
+	/* Pages the call's thread put under writeback (ext4's writepages). */
+	__u64 writeback_pages;
 };
 
 #define NO_POS (~0ULL)
@@ -364,6 +366,7 @@ struct call_event {
 	__u64 journal_bytes;
 	__u64 cache_miss_pages;
 	__u64 readahead_pages;
+	__u64 writeback_pages;
 	__u64 lock_ns[NR_LOCK_KINDS]; /* the lock part by kind */
 	__u64 lock_addr;	      /* the lock of its longest contention; 0: none */
 	__u64 lock_max_ns;	      /* that contention's time */
@@ -445,6 +448,7 @@ enum process_count {
 	PC_JOURNAL_REQUESTS, /* the journal commits waited for: requests, */
 	PC_JOURNAL_FLUSHES,  /* flushes among them, */
 	PC_JOURNAL_BYTES,    /* and bytes */
+	PC_WRITEBACK,	     /* writeback_pages */
 	PC_LOCK,	     /* the lock part by kind: PC_LOCK + enum lock_kind */
 	NR_PROCESS_COUNTS = PC_LOCK + NR_LOCK_KINDS,
 };
@@ -463,6 +467,7 @@ struct call_totals {
 	__u64 journal_bytes;
 	__u64 cache_miss_pages;
 	__u64 readahead_pages;
+	__u64 writeback_pages;
 	__u64 lock_ns[NR_LOCK_KINDS];
 };
 

@@ -130,6 +130,7 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 	t->journal_bytes += ts->journal_bytes;
 	t->cache_miss_pages += ts->cache_miss_pages;
 	t->readahead_pages += ts->readahead_pages;
+	t->writeback_pages += ts->writeback_pages;
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		t->lock_ns[k] += ts->lock_ns[k];
 	for (__u32 p = 0; p < NR_PARTS; p++)
@@ -173,6 +174,7 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 	record_process_count(key, comm, op, PC_JOURNAL_REQUESTS, ts->journal_requests);
 	record_process_count(key, comm, op, PC_JOURNAL_FLUSHES, ts->journal_flushes);
 	record_process_count(key, comm, op, PC_JOURNAL_BYTES, ts->journal_bytes);
+	record_process_count(key, comm, op, PC_WRITEBACK, ts->writeback_pages);
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		record_process_count(key, comm, op, PC_LOCK + k, ts->lock_ns[k]);
 }

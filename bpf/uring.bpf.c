@@ -223,6 +223,7 @@ static __always_inline void emit_uring(struct io_kiocb *req, struct uring_start 
 	e->journal_bytes = 0;
 	e->cache_miss_pages = 0;
 	e->readahead_pages = 0;
+	e->writeback_pages = 0;
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		e->lock_ns[k] = 0;
 	e->lock_addr = 0;

@@ -16,6 +16,9 @@
  * - filemap:mm_filemap_add_to_page_cache fires in the task that adds a
  *   page; readahead:page_cache_sync_ra/async_ra say which pages the call
  *   asked for (index, req_count): pages added past them are read ahead.
+ * - ext4:ext4_writepages_result fires in the task that ran ext4's
+ *   writepages (an fsync, an O_SYNC write; else the flusher or the
+ *   journal's thread), with the pages that run put under writeback.
  *
  * Every program leaves at once when no call is open in its thread.
  *
@@ -288,4 +291,29 @@ SEC("tracepoint/readahead/page_cache_async_ra")
 int tp_ra_async(struct trace_event_raw_page_cache_ra_op___iosb *ctx)
 {
 	return on_readahead(ctx);
+}
+
+/*
+ * The record of ext4:ext4_writepages_result, with the one field read here
+ * (spelled out as the readahead one, for kernels whose vmlinux.h lacks it).
+ * pages_written is the writepages run's nr_to_write less what it left:
+ * each folio it put under writeback took its pages off (ext4's
+ * mpage_submit_folio, and iomap's where ext4 writes through iomap).
+ */
+struct trace_event_raw_ext4_writepages_result___iosb {
+	int pages_written;
+} __attribute__((preserve_access_index));
+
+SEC("tracepoint/ext4/ext4_writepages_result")
+int tp_writeback(struct trace_event_raw_ext4_writepages_result___iosb *ctx)
+{
+	struct thread_starts *ts = current_slots_tp();
+	int pages;
+
+	if (!ts || !parts_open(ts))
+		return 0;
+	pages = BPF_CORE_READ(ctx, pages_written);
+	if (pages > 0)
+		ts->writeback_pages += (__u64)pages;
+	return 0;
 }

@@ -109,6 +109,8 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_CACHE, METHOD_TRACEPOINT));
 	if (plan->why[WHY_READAHEAD])
 		load_pair(progtab_role(&t->progs, ROLE_READAHEAD, METHOD_TRACEPOINT));
+	if (plan->why[WHY_WRITEBACK])
+		load_pair(progtab_role(&t->progs, ROLE_WRITEBACK, METHOD_TRACEPOINT));
 	if (follow)
 		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
@@ -382,11 +384,13 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 		{ WHY_JOURNAL, ROLE_JOURNAL, "jbd2:jbd2_start_commit/end_commit" },
 		{ WHY_CACHE, ROLE_CACHE, "filemap:mm_filemap_add_to_page_cache" },
 		{ WHY_READAHEAD, ROLE_READAHEAD, "readahead:page_cache_sync_ra/async_ra" },
+		{ WHY_WRITEBACK, ROLE_WRITEBACK, "ext4:ext4_writepages_result" },
 	};
 	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 
 	for (unsigned int i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
-		bool tp = roles[i].role == ROLE_CACHE || roles[i].role == ROLE_READAHEAD;
+		bool tp = roles[i].role == ROLE_CACHE || roles[i].role == ROLE_READAHEAD ||
+			  roles[i].role == ROLE_WRITEBACK;
 		const struct prog_ref *r;
 		int ret;
 

@@ -151,6 +151,8 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 	if (e->cache_miss_pages)
 		fprintf(out, " cache miss %" PRIu64 " pages (%" PRIu64 " read ahead)",
 			(uint64_t)e->cache_miss_pages, (uint64_t)e->readahead_pages);
+	if (e->writeback_pages)
+		fprintf(out, " writeback %" PRIu64 " pages", (uint64_t)e->writeback_pages);
 	if (e->lock_addr) {
 		char lock[4 * FILE_NAME_LEN + 64];
 
@@ -197,6 +199,7 @@ static void event_why_json(json_object *o, const struct event_ctx *c, const stru
 	json_object_object_add(o, "journal_blk", journal);
 	json_object_object_add(o, "cache_miss_pages", json_object_new_uint64(e->cache_miss_pages));
 	json_object_object_add(o, "readahead_pages", json_object_new_uint64(e->readahead_pages));
+	json_object_object_add(o, "writeback_pages", json_object_new_uint64(e->writeback_pages));
 	if (e->lock_addr) {
 		json_object *lock = json_object_new_object();
 		char name[FILE_NAME_LEN + 64];

@@ -67,6 +67,7 @@ enum why {
 	WHY_JOURNAL,   /* the journal part: jbd2:jbd2_start_commit/end_commit */
 	WHY_CACHE,     /* cache_miss_pages: filemap:mm_filemap_add_to_page_cache */
 	WHY_READAHEAD, /* readahead_pages: readahead:page_cache_sync_ra/async_ra */
+	WHY_WRITEBACK, /* writeback_pages: ext4:ext4_writepages_result */
 	NR_WHYS,
 };
 

@@ -24,12 +24,15 @@ static const struct {
 	[WHY_READAHEAD] = { "ra", "readahead", "page_cache_sync_ra", "page_cache_async_ra",
 			    "no readahead:page_cache_sync_ra/async_ra (Linux 6.10+): "
 			    "readahead_pages is 0" },
+	[WHY_WRITEBACK] = { "wb", "ext4", "ext4_writepages_result", NULL,
+			    "no ext4:ext4_writepages_result (ext4 not loaded): writeback_pages is "
+			    "0" },
 };
 
 void plan_why(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	for (unsigned int w = 0; w < NR_WHYS; w++) {
-		bool pages = w == WHY_CACHE || w == WHY_READAHEAD;
+		bool pages = w == WHY_CACHE || w == WHY_READAHEAD || w == WHY_WRITEBACK;
 
 		plan->why[w] = false;
 		if (plan->split_layer < 0) {

@@ -134,6 +134,8 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 	add_ref(pt, ROLE_CACHE, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_cache_add)), NULL);
 	add_ref(pt, ROLE_READAHEAD, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_ra_sync)),
 		at(skel, PROG(tp_ra_async)));
+	add_ref(pt, ROLE_WRITEBACK, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_writeback)),
+		NULL);
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		unsigned int layer = blk_tp_layer((enum blk_tp)tp);
 

@@ -16,19 +16,20 @@ struct bpf_program;
 
 /* What a program is for. */
 enum prog_role {
-	ROLE_TARGET,	   /* times a target of a cell (cells.def) */
-	ROLE_RAW_SYSCALLS, /* the raw sys_enter/sys_exit pair: every syscall cell */
-	ROLE_BLK,	   /* a block tracepoint: every blk cell */
-	ROLE_FOLLOW,	   /* sched_process_fork/exit: following children */
-	ROLE_OFFCPU,	   /* sched_switch: the off-CPU parts of calls */
-	ROLE_URING,	   /* io_uring submit/complete: every io_uring cell */
-	ROLE_URING_PUNT,   /* io_uring_queue_async_work: the io-wq part */
-	ROLE_URING_POLL,   /* io_uring_poll_arm/task_add: the poll part */
-	ROLE_LOCK,	   /* contention_begin/end: the lock part */
-	ROLE_JOURNAL,	   /* jbd2_start_commit/end_commit: the journal part */
+	ROLE_TARGET,	    /* times a target of a cell (cells.def) */
+	ROLE_RAW_SYSCALLS,  /* the raw sys_enter/sys_exit pair: every syscall cell */
+	ROLE_BLK,	    /* a block tracepoint: every blk cell */
+	ROLE_FOLLOW,	    /* sched_process_fork/exit: following children */
+	ROLE_OFFCPU,	    /* sched_switch: the off-CPU parts of calls */
+	ROLE_URING,	    /* io_uring submit/complete: every io_uring cell */
+	ROLE_URING_PUNT,    /* io_uring_queue_async_work: the io-wq part */
+	ROLE_URING_POLL,    /* io_uring_poll_arm/task_add: the poll part */
+	ROLE_LOCK,	    /* contention_begin/end: the lock part */
+	ROLE_JOURNAL,	    /* jbd2_start_commit/end_commit: the journal part */
 	ROLE_JOURNAL_WAKER, /* sched_waking (lone): who woke a sleep in a call */
-	ROLE_CACHE,	   /* mm_filemap_add_to_page_cache (tracepoint, lone) */
-	ROLE_READAHEAD,	   /* page_cache_sync_ra/async_ra (tracepoint) */
+	ROLE_CACHE,	    /* mm_filemap_add_to_page_cache (tracepoint, lone) */
+	ROLE_READAHEAD,	    /* page_cache_sync_ra/async_ra (tracepoint) */
+	ROLE_WRITEBACK,	    /* ext4_writepages_result (tracepoint, lone) */
 };
 
 struct prog_ref {
@@ -44,7 +45,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
  * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 9 * 2 + 2)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 9 * 2 + 3)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS

@@ -315,8 +315,10 @@ static void put_time_parts(FILE *out, const struct report *r)
 /*
  * iostackbreak_cache_miss_pages_total{op} and _readahead_pages_total{op}:
  * pages the root layer's calls added to the page cache, and those of them
- * read ahead; iostackbreak_journal_requests_total{op}: block requests of
- * the journal commits the calls waited for. Each where it is traced.
+ * read ahead; iostackbreak_writeback_pages_total{op}: pages they put under
+ * writeback (ext4); iostackbreak_journal_requests_total{op}: block
+ * requests of the journal commits the calls waited for. Each where it is
+ * traced.
  */
 static void put_call_counts(FILE *out, const struct report *r)
 {
@@ -331,6 +333,10 @@ static void put_call_counts(FILE *out, const struct report *r)
 		{ WHY_READAHEAD, "iostackbreak_readahead_pages_total",
 		  "Of those, pages past what each call asked for: read ahead.",
 		  offsetof(struct call_totals, readahead_pages) },
+		{ WHY_WRITEBACK, "iostackbreak_writeback_pages_total",
+		  "Pages the calls of the outermost traced layer put under writeback (ext4's "
+		  "writepages run in the call).",
+		  offsetof(struct call_totals, writeback_pages) },
 		{ WHY_JOURNAL, "iostackbreak_journal_requests_total",
 		  "Block requests (a flush included) of the journal commits the calls waited "
 		  "for, once per call that waited.",

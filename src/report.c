@@ -241,6 +241,7 @@ void report_process_counts(const struct report *r, const struct breakdown_entry 
 	__u64 *sums[NR_PROCESS_COUNTS] = {
 		[PC_CACHE_MISS] = &t->cache_miss_pages,
 		[PC_READAHEAD] = &t->readahead_pages,
+		[PC_WRITEBACK] = &t->writeback_pages,
 		[PC_JOURNAL_REQUESTS] = &t->journal_requests,
 		[PC_JOURNAL_FLUSHES] = &t->journal_flushes,
 		[PC_JOURNAL_BYTES] = &t->journal_bytes,
@@ -284,6 +285,7 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->journal_bytes = c->journal_bytes - p->journal_bytes;
 		t->cache_miss_pages = c->cache_miss_pages - p->cache_miss_pages;
 		t->readahead_pages = c->readahead_pages - p->readahead_pages;
+		t->writeback_pages = c->writeback_pages - p->writeback_pages;
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
 			t->lock_ns[k] = c->lock_ns[k] - p->lock_ns[k];
 		for (unsigned int part = 0; part < NR_PARTS; part++) {

@@ -229,6 +229,7 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 {
 	json_object *kinds = NULL, *journal = json_object_new_object(), *per_call = NULL;
 	bool cache = r->plan->why[WHY_CACHE], ra = r->plan->why[WHY_READAHEAD];
+	bool wb = r->plan->why[WHY_WRITEBACK];
 
 	if (r->plan->why[WHY_LOCK]) {
 		kinds = json_object_new_object();
@@ -247,6 +248,8 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 			       cache ? json_object_new_uint64(c->cache_miss_pages) : NULL);
 	json_object_object_add(o, "readahead_pages",
 			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
+	json_object_object_add(o, "writeback_pages",
+			       wb ? json_object_new_uint64(c->writeback_pages) : NULL);
 	if (cache)
 		per_call = pages_hist_json(pages);
 	json_object_object_add(o, "cache_miss_pages_per_call", per_call);

@@ -466,6 +466,9 @@ static void text_call_why(FILE *out, const struct report *r, const struct call_t
 		    "%-7s page cache: %.2f pages added (cache misses), %.2f read ahead per call\n",
 		    "", (double)c->cache_miss_pages / (double)c->count,
 		    (double)c->readahead_pages / (double)c->count);
+	if (c->writeback_pages)
+		fprintf(out, "%-7s writeback: %.2f pages per call put under writeback\n", "",
+			(double)c->writeback_pages / (double)c->count);
 }
 
 /* -P: per process and op, its calls' count, average and share bar, then

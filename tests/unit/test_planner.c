@@ -925,6 +925,7 @@ Test(planner, parts_follow_their_tracepoints)
 	fake_add_tp(&fk, "filemap", "mm_filemap_add_to_page_cache");
 	fake_add_tp(&fk, "readahead", "page_cache_sync_ra");
 	fake_add_tp(&fk, "readahead", "page_cache_async_ra");
+	fake_add_tp(&fk, "ext4", "ext4_writepages_result");
 	replan();
 	for (unsigned int w = 0; w < NR_WHYS; w++)
 		cr_assert(plan.why[w], "part %u not planned", w);
@@ -948,7 +949,17 @@ Test(planner, parts_follow_their_tracepoints)
 	cfg.offcpu = false;
 	replan();
 	cr_assert_not(plan.why[WHY_JOURNAL]);
-	cr_assert(plan.why[WHY_CACHE]);
+	cr_assert(plan.why[WHY_CACHE] && plan.why[WHY_WRITEBACK]);
+
+	/* No ext4 (not loaded): no writeback pages, and --plan says so. */
+	fake_del_tp(&fk, "ext4", "ext4_writepages_result");
+	replan();
+	cr_assert_not(plan.why[WHY_WRITEBACK]);
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	find_line(text, "parts", "wb", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "writeback_pages is 0"), "%s", line);
+	membuf_free(&m);
 }
 
 /* ---- One program per request where the kernel stamps requests ---- */

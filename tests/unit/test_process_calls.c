@@ -51,7 +51,7 @@ static void make_report(void)
 	static const uint64_t pages_a[] = { 1, 1, 32 }, ra_a[] = { 31 };
 	static const uint64_t pages_b[] = { 4 }, lock_b[] = { 5000, 7000 };
 	static const uint64_t wlock_b[] = { 900 }, jreq_b[] = { 3, 3 }, jfl_b[] = { 1, 1 },
-			      jbytes_b[] = { 8192, 12288 };
+			      jbytes_b[] = { 8192, 12288 }, wb_b[] = { 2, 3 };
 
 	memset(&plan, 0, sizeof(plan));
 	memset(&cfg, 0, sizeof(cfg));
@@ -78,7 +78,8 @@ static void make_report(void)
 	count(100, "reader", FSOP_READ, PC_CACHE_MISS, pages_a, ARRAY_SIZE(pages_a));
 	count(100, "reader", FSOP_READ, PC_READAHEAD, ra_a, ARRAY_SIZE(ra_a));
 	/* Process 200 reads twice (one miss of 4 pages, two rwsem waits),
-	 * fsyncs twice (each waited for a commit) and writes once (a mutex). */
+	 * fsyncs twice (each waited for a commit, and wrote 2 and 3 pages) and
+	 * writes once (a mutex). */
 	calls(200, "writer", FSOP_READ, 2, 20000);
 	cell_record(&key(200, CALL_PART_INDEX(FSOP_READ, PART_LOCK), "writer")->cell, 12000);
 	cell_record(&key(200, CALL_PART_INDEX(FSOP_READ, LAYER_SYSCALL), "writer")->cell, 28000);
@@ -93,6 +94,7 @@ static void make_report(void)
 	count(200, "writer", FSOP_FSYNC, PC_JOURNAL_REQUESTS, jreq_b, ARRAY_SIZE(jreq_b));
 	count(200, "writer", FSOP_FSYNC, PC_JOURNAL_FLUSHES, jfl_b, ARRAY_SIZE(jfl_b));
 	count(200, "writer", FSOP_FSYNC, PC_JOURNAL_BYTES, jbytes_b, ARRAY_SIZE(jbytes_b));
+	count(200, "writer", FSOP_FSYNC, PC_WRITEBACK, wb_b, ARRAY_SIZE(wb_b));
 	breakdown_sort_for_report(&set);
 }
 
@@ -171,6 +173,8 @@ Test(process_calls, json_entries_carry_their_own_counts)
 	cr_assert_eq(u64(j, "requests"), 6);
 	cr_assert_eq(u64(j, "flushes"), 2);
 	cr_assert_eq(u64(j, "bytes"), 20480);
+	cr_assert_eq(u64(e, "writeback_pages"), 5);
+	cr_assert_eq(u64(entry(procs, 100, "read"), "writeback_pages"), 0);
 	json_object_put(root);
 	free(text);
 }
@@ -191,5 +195,6 @@ Test(process_calls, text_rows_say_why_per_process)
 	cr_assert_not_null(strstr(text, "lock: mutex 100%"), "%s", text);
 	cr_assert_not_null(strstr(text, "journal: 3.00 requests (1.00 flushes), 10.0 KiB per call"),
 			   "%s", text);
+	cr_assert_not_null(strstr(text, "writeback: 2.50 pages per call"), "%s", text);
 	free(text);
 }

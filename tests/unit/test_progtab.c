@@ -36,6 +36,8 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 	case METHOD_TRACEPOINT:
 		if (r->role == ROLE_CACHE) {
 			snprintf(in, sz, "tracepoint/filemap/mm_filemap_add_to_page_cache");
+		} else if (r->role == ROLE_WRITEBACK) {
+			snprintf(in, sz, "tracepoint/ext4/ext4_writepages_result");
 		} else if (r->role == ROLE_READAHEAD) {
 			snprintf(in, sz, "tracepoint/readahead/page_cache_sync_ra");
 			snprintf(out, sz, "tracepoint/readahead/page_cache_async_ra");
@@ -118,6 +120,7 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	}
 	cr_assert_not_null(progtab_role(&pt, ROLE_CACHE, METHOD_TRACEPOINT));
 	cr_assert_not_null(progtab_role(&pt, ROLE_READAHEAD, METHOD_TRACEPOINT));
+	cr_assert_not_null(progtab_role(&pt, ROLE_WRITEBACK, METHOD_TRACEPOINT));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
@@ -135,7 +138,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
 		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
-		    r->role == ROLE_JOURNAL_WAKER) {
+		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
 			continue;
