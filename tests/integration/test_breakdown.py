@@ -74,6 +74,20 @@ def check_cell(c, split=()):
         assert all(c[k] is None or isinstance(c[k], str) for k in ("container_id", "pod_uid")), c
 
 
+# What calls waited for and did to the page cache, in each breakdown entry
+# (the op's, and with -P each process's).
+WHY_KEYS = ("lock_ns_by_kind", "journal_blk", "cache_miss_pages", "readahead_pages",
+            "writeback_pages", "cache_miss_pages_per_call")
+
+
+def check_pages_per_call(b):
+    """Every call of the entry in its histogram of pages per call."""
+    h = b["cache_miss_pages_per_call"]
+    if h is not None:
+        assert h["calls"] == b["count"], b
+        assert sum(x["count"] for x in h["buckets"]) == b["count"], b
+
+
 def check_calls(rep):
     """"breakdown" as the man page has it: per op of the root layer, parts
     that add up to total_ns, count and total_ns those of the root cell."""
@@ -81,12 +95,8 @@ def check_calls(rep):
              if "pid" not in c}
     for b in rep["breakdown"]:
         assert set(b) == {"op", "root", "count", "total_ns", "blk_requests", "blk_bytes",
-                          "parts", "lock_ns_by_kind", "journal_blk", "cache_miss_pages",
-                          "readahead_pages", "cache_miss_pages_per_call"}, b
-        h = b["cache_miss_pages_per_call"]
-        if h is not None:
-            assert h["calls"] == b["count"], b
-            assert sum(x["count"] for x in h["buckets"]) == b["count"], b
+                          "parts", *WHY_KEYS}, b
+        check_pages_per_call(b)
         root = cells[(b["root"], b["op"])]
         assert (b["count"], b["total_ns"]) == (root["count"], root["sum_ns"]), (b, root)
         assert sum(p["sum_ns"] for p in b["parts"]) == b["total_ns"], b
@@ -119,7 +129,9 @@ def check_calls(rep):
     whole = rep["dropped_by_reason"]["breakdown_parts_map_full"] == 0
     per_op = {}
     for b in rep["breakdown_by_process"]:
-        assert set(b) == {"op", "root", "count", "total_ns", "parts", "pid", "comm"}, b
+        assert set(b) == {"op", "root", "count", "total_ns", "parts", "pid", "comm",
+                          *WHY_KEYS}, b
+        check_pages_per_call(b)
         assert not whole or sum(p["sum_ns"] for p in b["parts"]) == b["total_ns"], b
         c = keyed_cells[(b["root"], b["op"], b["pid"])]
         assert (b["count"], b["total_ns"]) == (c["count"], c["sum_ns"]), (b, c)

@@ -9,6 +9,7 @@
   (util-linux, from mincore) and what POSIX_FADV_RANDOM promises."""
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import time
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
                      journal_off_pid1, kernel_dev_t, run)
 from test_breakdown import check_report
+from test_events import check_nesting, slices
 from test_parts import calls as calls_of
 
 TESTS = []
@@ -36,6 +38,37 @@ def calls(rep, op):
     return b, {name: p["sum_ns"] for name, p in parts.items()}
 
 
+def lock_workload(tmp, tool_args):
+    """The lock test's workload in tmp: 1500 paced 4 KiB pwrites (small)
+    while another process makes 30 64 MiB pwrites (big) to the same file
+    "f", under the tool with tool_args(small pid, big pid). Returns the
+    tool's lines and both workloads' results."""
+    path = os.path.join(tmp, "f")
+    # The small writer starts first and outlasts the big one: every big
+    # write happens while a small write may be waiting for it.
+    # Both on one CPU: when a small write finds the lock held, its
+    # owner is not running, so the rwsem takes no optimistic spin
+    # (rwsem_can_spin_on_owner() wants the owner on a CPU) and every
+    # wait is a contention the kernel reports. On two CPUs, how much of
+    # the wait is spent spinning, before contention_begin, depends on
+    # the machine's load (1 to 30 of the 30 waits were reported).
+    one_cpu = ("taskset", "-c", str(max(os.sched_getaffinity(0))))
+    small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path, prefix=one_cpu)
+    big = Work("-s", "64m", "-c", "pwrite", "30", path, prefix=one_cpu)
+    ts = Tool(*tool_args(small.pid, big.pid))
+    small.go()
+    time.sleep(0.05)
+    big.go()
+    rb = big.finish()
+    rs = small.finish()
+    rb["pid"], rs["pid"] = big.pid, small.pid
+    return ts.stop_json(), rb, rs
+
+
+# A small write's own work, measured uncontended: 4-11 us (20 us allowed).
+SMALL_WRITE_OWN_NS = 20_000
+
+
 @test
 def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     """4 KiB pwrites while another process rewrites the file in 64 MiB
@@ -43,25 +76,8 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     is the lock part (rwsem write), close to the big writes' duration, and
     no longer than it."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        path = os.path.join(tmp, "f")
-        # The small writer starts first and outlasts the big one: every big
-        # write happens while a small write may be waiting for it.
-        # Both on one CPU: when a small write finds the lock held, its
-        # owner is not running, so the rwsem takes no optimistic spin
-        # (rwsem_can_spin_on_owner() wants the owner on a CPU) and every
-        # wait is a contention the kernel reports. On two CPUs, how much of
-        # the wait is spent spinning, before contention_begin, depends on
-        # the machine's load (1 to 30 of the 30 waits were reported).
-        one_cpu = ("taskset", "-c", str(max(os.sched_getaffinity(0))))
-        small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path, prefix=one_cpu)
-        big = Work("-s", "64m", "-c", "pwrite", "30", path, prefix=one_cpu)
-        ts = Tool("-T", "syscall", "-p", str(small.pid), "--json", "--slower=0")
-        small.go()
-        time.sleep(0.05)
-        big.go()
-        rb = big.finish()
-        rs = small.finish()
-        lines = ts.stop_json()
+        lines, rb, rs = lock_workload(
+            tmp, lambda small, big: ("-T", "syscall", "-p", str(small), "--json", "--slower=0"))
     rep = [x for x in lines if "event" not in x][-1]
     waited = [x for x in lines if x.get("event") == "io" and x["op"] == "write" and x["lock"]]
     assert rep.pop("lost") == 0, rep
@@ -84,7 +100,7 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     # of their own. Against the big writes the lock part is less by each
     # big write's start before the small writer next runs: its 1 ms pacing
     # plus, on a busy machine, its wait for the CPU (86-91% measured).
-    own = 1500 * 20_000
+    own = 1500 * SMALL_WRITE_OWN_NS
     assert lock + parts.get("runqueue", 0) >= b["total_ns"] - own, (lock, parts, b["total_ns"])
     assert kinds["rwsem_write"] >= 0.95 * lock, kinds
     assert sum(kinds.values()) == lock, kinds
@@ -99,6 +115,92 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     assert names.get("inode rwsem of f", 0) >= 0.9 * sum(names.values()), names
     # A contention's time runs from its begin to its end: within the call.
     assert all(e["lock"]["max_ns"] <= e["latency_ns"] for e in waited), waited[:3]
+
+
+def process_calls(rep, pid, op):
+    """-P: the breakdown_by_process entry of pid's op, and its parts' times
+    by name."""
+    for b in rep["breakdown_by_process"]:
+        if b["pid"] == pid and b["op"] == op:
+            return b, {p["part"]: p["sum_ns"] for p in b["parts"]}
+    raise AssertionError(f"no -P entry for {pid} {op}: {rep['breakdown_by_process']}")
+
+
+@test
+def each_process_has_its_own_lock_part_and_the_trace_names_the_lock():
+    """The lock test's workload with both writers traced, under -P and
+    --trace:
+    - -P: the small writer's lock part, against the big writes' duration as
+      in the lock test; the big writer's, at most the small writes' time
+      (it can only wait for them); each process's lock part by kind adds up
+      to its lock part, and the two processes' to the op's;
+    - the trace: each contention is a slice named by its lock, nested in its
+      call; the small writes' are "inode rwsem of f", and add up to their
+      lock part plus at most their waits for a CPU inside them; a call's
+      slice names its longest contention, the longest of its slices."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        out = os.path.join(tmp, "trace.json")
+        lines, rb, rs = lock_workload(tmp, lambda small, big: (
+            "-T", "syscall", "-P", "-p", f"{small},{big}", "--json", f"--trace={out}"))
+        with open(out) as f:
+            trace = json.load(f)
+    rep = lines[-1]
+    assert rep.pop("lost") == 0, rep
+    check_report(rep, split=("pid",))
+    assert trace["otherData"]["lost_ring_buffer"] == 0, trace["otherData"]
+    assert trace["otherData"]["lost_trace_max"] == 0, trace["otherData"]
+    sb, sp = process_calls(rep, rs["pid"], "write")
+    bb, bp = process_calls(rep, rb["pid"], "write")
+    b, parts = calls(rep, "write")
+    big_ns, small_ns = int(rb["ns"]), int(rs["ns"])
+    print(f"    big writes {big_ns / 1e6:.1f} ms: lock {bp['lock'] / 1e6:.3f} ms "
+          f"{bb['lock_ns_by_kind']}; small writes {sb['total_ns'] / 1e6:.1f} ms: lock "
+          f"{sp['lock'] / 1e6:.1f} ms {sb['lock_ns_by_kind']}, runqueue "
+          f"{sp.get('runqueue', 0) / 1e6:.1f} ms")
+    assert sb["count"] == int(rs["done"]) == 1500, sb
+    assert bb["count"] == int(rb["done"]) == 30, bb
+    assert b["count"] == sb["count"] + bb["count"], b
+    # The small writer's, as in the lock test.
+    assert sp["lock"] <= big_ns * 1.02, (sp, big_ns)
+    own = 1500 * SMALL_WRITE_OWN_NS
+    assert sp["lock"] + sp.get("runqueue", 0) >= sb["total_ns"] - own, (sp, sb["total_ns"])
+    assert sb["lock_ns_by_kind"]["rwsem_write"] >= 0.95 * sp["lock"], sb
+    # The big writer waits only for small writes holding the lock.
+    assert bp["lock"] <= small_ns, (bp, small_ns)
+    for e, p in ((sb, sp), (bb, bp)):
+        assert sum(e["lock_ns_by_kind"].values()) == p["lock"], (e, p)
+        assert sum(p.values()) == e["total_ns"], (e, p)
+    assert parts["lock"] == sp["lock"] + bp["lock"], (parts, sp, bp)
+    for kind, ns in b["lock_ns_by_kind"].items():
+        assert ns == sb["lock_ns_by_kind"][kind] + bb["lock_ns_by_kind"][kind], b
+    # The trace: contentions, named, nested in their calls.
+    check_nesting(trace)
+    locks = slices(trace, cat="lock")
+    small_locks = [e for e in locks if e["pid"] == rs["pid"]]
+    names = {}
+    for e in small_locks:
+        names[e["name"]] = names.get(e["name"], 0) + round(e["dur"] * 1000)
+    print(f"    the small writes' contentions in the trace, by name (ns): {names}; "
+          f"the big writes': {len(locks) - len(small_locks)}")
+    assert len(small_locks) >= 25, len(small_locks)
+    assert names.get("inode rwsem of f", 0) >= 0.9 * sum(names.values()), names
+    assert all(e["args"]["kind"] in ("mutex", "rwsem_read", "rwsem_write", "other")
+               for e in locks), locks[:3]
+    # A contention's time is the lock part's, or a wait for a CPU inside it.
+    lock_us = sum(round(e["dur"] * 1000) for e in small_locks)
+    assert sp["lock"] <= lock_us <= sp["lock"] + sp.get("runqueue", 0), (lock_us, sp)
+    # Each call's slice names the longest of its contentions.
+    eps = 0.0015
+    for call in slices(trace, cat="syscall"):
+        inside = [e for e in locks if e["tid"] == call["tid"] and call["ts"] - eps <= e["ts"]
+                  and e["ts"] + e["dur"] <= call["ts"] + call["dur"] + eps]
+        lock = call["args"].get("lock")
+        if not inside:
+            assert lock is None, call
+            continue
+        longest = max(inside, key=lambda e: e["dur"])
+        assert lock is not None and lock["name"] == longest["name"], (call, longest)
+        assert lock["max_ns"] == round(longest["dur"] * 1000), (call, longest)
 
 
 class Jbd2Trace(FtraceInstance):
@@ -200,7 +302,8 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
     the journal part, at least the commits' own duration (ftrace's
     jbd2_start_commit..end_commit); the commits' writes and flushes are the
     fsyncs' (-p), equal to jbd2_run_stats' blocks logged (the commit block
-    among them), and with the fsyncs' own requests to /proc/diskstats."""
+    among them), and with the fsyncs' own requests to /proc/diskstats. Each
+    fsync's writeback_pages is the page its append dirtied."""
     n = 100
     rep, events, fig = journal_run(["-W", "-A", "-c", "fsync", str(n), "FILE"])
     b, parts = calls(rep, "fsync")
@@ -217,6 +320,14 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
     assert fig["writes"] == fig["own_w"] + j["requests"] - j["flushes"], (j, fig)
     assert fig["sectors"] * 512 == b["blk_bytes"] + j["bytes"], (j, fig)
     assert fig["flushes"] == fig["own_f"] + j["flushes"], (j, fig)
+    # The pages each fsync put under writeback (ext4's writepages, run by
+    # the fsync itself): the one page its pwrite dirtied, the workload's own
+    # count, and all its own requests wrote (the commit wrote the rest).
+    w, _ = calls(rep, "write")
+    assert b["writeback_pages"] == n and w["writeback_pages"] == 0, (b, w)
+    assert b["blk_bytes"] == 4096 * b["writeback_pages"], b
+    assert all(e["writeback_pages"] == 1 for e in events), [
+        e for e in events if e["writeback_pages"] != 1][:2]
     # Each fsync's event: its own requests and the commit it waited for.
     assert len(events) == n, len(events)
     for key in ("requests", "flushes", "bytes"):
@@ -318,10 +429,10 @@ class PagesAdded(FtraceInstance):
     filemap:mm_filemap_add_to_page_cache events through ftrace (no BPF):
     exact, where fincore, asked after, misses pages reclaim took since."""
 
-    def __init__(self, path):
+    def __init__(self, path, tag="pages"):
         st = os.stat(path)
         s_dev = (os.major(st.st_dev) << 20) | os.minor(st.st_dev)
-        super().__init__("pages", [("filemap", "mm_filemap_add_to_page_cache")],
+        super().__init__(tag, [("filemap", "mm_filemap_add_to_page_cache")],
                          f"i_ino == {st.st_ino} && s_dev == {s_dev}")
 
     def stop(self):
@@ -397,3 +508,79 @@ def cold_reads_count_the_pages_they_add_to_the_cache():
     assert b["cache_miss_pages"] == added, figures["cached"]
     if before == pages:  # nothing reclaimed between the passes
         assert b["cache_miss_pages"] == 0 and b["readahead_pages"] == 0, figures["cached"]
+
+
+def per_call_pages(b):
+    """The histogram of pages each call added: {(lo, hi): calls}."""
+    return {(x["lo"], x["hi"]): x["count"] for x in b["cache_miss_pages_per_call"]["buckets"]}
+
+
+@test
+def two_processes_cold_reading_each_count_their_own_pages():
+    """Two processes read a file each after drop_caches, at the same time,
+    under -P: one under POSIX_FADV_RANDOM (each read adds its own page, none
+    read ahead), the other sequentially (readahead). Each process's
+    cache_miss_pages are the pages the kernel added to its own file (its
+    tracepoint, through ftrace), its readahead_pages its own, and the two
+    add up to the op's."""
+    if not shutil.which("fincore"):
+        raise Skip("fincore (util-linux) missing")
+    sizes = {"random": (4 << 20) + 100, "sequential": (12 << 20) + 8192}
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        paths = {}
+        for mode, size in sizes.items():
+            paths[mode] = os.path.join(tmp, mode)
+            with open(paths[mode], "wb") as f:
+                f.write(os.urandom(size))
+                os.fsync(f.fileno())
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3")
+        procs, added, tool = {}, {}, None
+        try:
+            for mode, path in paths.items():
+                assert fincore_pages(path) == 0, f"{mode}: cached after drop_caches"
+                procs[mode] = subprocess.Popen(
+                    [sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, text=True)
+                assert procs[mode].stdout.readline() == "READY\n"
+                added[mode] = PagesAdded(path, tag=f"pages-{mode}")
+                added[mode].start()
+            pids = ",".join(str(p.pid) for p in procs.values())
+            tool = Tool("-T", "syscall", "-P", "-p", pids, "--json")
+            for p in procs.values():
+                p.stdin.write("go\n")
+                p.stdin.flush()
+            reads = {m: int(p.stdout.readline().split()[0]) for m, p in procs.items()}
+            for p in procs.values():
+                p.wait(timeout=60)
+            pages_added = {m: a.stop() for m, a in added.items()}
+            rep = tool.stop_json()[-1]
+            tool = None
+        finally:
+            if tool:
+                tool.stop()
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            for a in added.values():
+                a.close()
+    check_report(rep, split=("pid",))
+    b, _ = calls(rep, "read")
+    got = {}
+    for mode, p in procs.items():
+        e, _ = process_calls(rep, p.pid, "read")
+        pages = (sizes[mode] + 4095) // 4096
+        got[mode] = (pages, reads[mode], e["count"], pages_added[mode], e["cache_miss_pages"],
+                     e["readahead_pages"])
+        assert e["count"] == reads[mode] + 1 == pages + 1, got[mode]
+        assert e["cache_miss_pages"] == pages_added[mode] >= pages, got[mode]
+        if mode == "random":
+            assert e["readahead_pages"] == 0, got[mode]
+            assert per_call_pages(e) == {(0, 1): 1, (1, 2): pages}, per_call_pages(e)
+        else:
+            assert 0 < e["readahead_pages"] < e["cache_miss_pages"], got[mode]
+    print(f"    per process (pages, reads, calls, pages added (ftrace), cache_miss_pages, "
+          f"readahead_pages): {got}")
+    assert b["cache_miss_pages"] == sum(g[4] for g in got.values()), (b, got)
+    assert b["readahead_pages"] == sum(g[5] for g in got.values()), (b, got)
