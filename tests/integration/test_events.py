@@ -127,7 +127,12 @@ def direct_reads_carry_their_request():
         b = e["blk"]
         assert b["requests"] == 1 and b["bytes"] == SIZE and b["disk"] == loop.name, e
         assert 0 < b["max_ns"] <= e["latency_ns"], e
-        assert e["parts"]["io_wait"] > 0 or e["parts"]["runqueue"] > 0, e
+        # It waits off CPU for its request, unless the request completed
+        # before the call went to sleep (the loop worker on the other CPU
+        # took 62 us once): then the call was on CPU all along, its own
+        # time covering the request's.
+        p = e["parts"]
+        assert p["io_wait"] > 0 or p["runqueue"] > 0 or p["syscall"] >= b["max_ns"], e
 
 
 @test

@@ -65,8 +65,11 @@ def lock_workload(tmp, tool_args):
     return ts.stop_json(), rb, rs
 
 
-# A small write's own work, measured uncontended: 4-11 us (20 us allowed).
-SMALL_WRITE_OWN_NS = 20_000
+# The small writes' self time, the rest of their time once the lock and
+# their waits for the CPU are named: 1-3% measured (6-31 ms of 0.45-2.5 s;
+# a loaded machine's interrupts on their CPU count to it). A wait on the
+# lock left in self time would make it ~90%.
+SMALL_WRITE_SELF_SHARE = 0.1
 
 
 @test
@@ -94,14 +97,12 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
     assert sum(parts.values()) == b["total_ns"], parts
     assert lock <= big_ns * 1.02, f"waited {lock} ns for writes of {big_ns} ns"
     # With no optimistic spin (one CPU, above), a small write that finds
-    # the lock held waits in contention until the big write ends; the
-    # rest of its time is its own work, 4-11 us a call measured uncontended
-    # (20 us allowed: 30 ms of ~430 ms), and its waits for the CPU, a part
-    # of their own. Against the big writes the lock part is less by each
-    # big write's start before the small writer next runs: its 1 ms pacing
-    # plus, on a busy machine, its wait for the CPU (86-91% measured).
-    own = 1500 * SMALL_WRITE_OWN_NS
-    assert lock + parts.get("runqueue", 0) >= b["total_ns"] - own, (lock, parts, b["total_ns"])
+    # the lock held waits in contention until the big write ends: lock.
+    # The rest is its own work (self) and its waits for the CPU (runqueue).
+    # Against the big writes the lock part is less by each big write's
+    # start before the small writer next runs: its 1 ms pacing plus, on a
+    # busy machine, its wait for the CPU (86-91% measured).
+    assert parts["syscall"] <= SMALL_WRITE_SELF_SHARE * b["total_ns"], (lock, parts, b["total_ns"])
     assert kinds["rwsem_write"] >= 0.95 * lock, kinds
     assert sum(kinds.values()) == lock, kinds
     assert parts["blocked"] < 0.1 * lock, parts
@@ -162,8 +163,7 @@ def each_process_has_its_own_lock_part_and_the_trace_names_the_lock():
     assert b["count"] == sb["count"] + bb["count"], b
     # The small writer's, as in the lock test.
     assert sp["lock"] <= big_ns * 1.02, (sp, big_ns)
-    own = 1500 * SMALL_WRITE_OWN_NS
-    assert sp["lock"] + sp.get("runqueue", 0) >= sb["total_ns"] - own, (sp, sb["total_ns"])
+    assert sp["syscall"] <= SMALL_WRITE_SELF_SHARE * sb["total_ns"], (sp, sb["total_ns"])
     assert sb["lock_ns_by_kind"]["rwsem_write"] >= 0.95 * sp["lock"], sb
     # The big writer waits only for small writes holding the lock.
     assert bp["lock"] <= small_ns, (bp, small_ns)
