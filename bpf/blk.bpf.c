@@ -165,10 +165,16 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now, __u64 issue_ns,
 					  bool btf)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), ukey = 0;
 	struct rq_start v = {};
-	bool wanted = task_wanted(id);
-	bool calls = split_calls || events_on || nr_files;
+	/*
+	 * Started by the issue of a traced io_uring request: the request's
+	 * (its submitter passed the filters; an io-wq worker or SQPOLL
+	 * thread need not).
+	 */
+	struct uring_start *ur = uring_issuing(&ukey, blk_origin_sees_all);
+	bool wanted = ur ? uring_blk_file_wanted(ukey) : task_wanted(id);
+	bool calls = !ur && (split_calls || events_on || nr_files);
 	struct thread_starts *mine = NULL, *call = NULL;
 
 	/* A journal thread's requests are its commit's, whoever is traced. */
@@ -179,7 +185,7 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	if (wanted && calls)
 		call = call_of(mine);
 	/* --file: only requests of calls on those files (an open is not yet). */
-	if (nr_files && (!call || call->file_pending))
+	if (nr_files && !ur && (!call || call->file_pending))
 		wanted = false;
 	/* At block_io_start it is still the struct's previous use's. */
 	if (bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
@@ -202,11 +208,22 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 		rq_record(key, &v);
 		return 0;
 	}
-	if (by_pid)
-		bpf_get_current_comm(v.comm, sizeof(v.comm));
-	if (by_cgroup) {
-		v.cgid = bpf_get_current_cgroup_id();
-		cgroup_path_note(v.cgid);
+	if (ur) {
+		ur->blk_requests++;
+		ur->blk_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+		v.uring_req = ukey;
+		v.uring_ns = ur->start_ns;
+		/* -P, -G: the request's submitter's, not the worker's. */
+		if (by_pid)
+			__builtin_memcpy(v.comm, ur->comm, COMM_LEN);
+		v.cgid = ur->cgid;
+	} else {
+		if (by_pid)
+			bpf_get_current_comm(v.comm, sizeof(v.comm));
+		if (by_cgroup) {
+			v.cgid = bpf_get_current_cgroup_id();
+			cgroup_path_note(v.cgid);
+		}
 	}
 	if (call && (split_calls || events_on)) {
 		count_call_request(call, rq, btf);
@@ -329,6 +346,9 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 			record(LAYER_BLK, op, delta);
 		if (events_on && v->call_ns)
 			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
+		if (events_on && v->uring_req)
+			uring_blk_done(v->uring_req, v->uring_ns, delta,
+				       v->dev ? v->dev : rq_dev(rq, btf));
 		if (by_pid || by_disk || by_flags || by_cgroup) {
 			struct breakdown_key k = {
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),
@@ -395,8 +415,18 @@ static __always_inline bool bio_filtered_out(struct bio *bio)
 static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
 {
 	struct thread_starts *call, *mine = NULL;
-	bool wanted = task_wanted(bpf_get_current_pid_tgid());
+	__u64 ukey = 0;
+	struct uring_start *ur = uring_issuing(&ukey, blk_origin_sees_all);
+	bool wanted;
 
+	/* Bytes of an io_uring request's issue: the request's (see
+	 * blk_first_seen). */
+	if (ur) {
+		if (uring_blk_file_wanted(ukey) && !bio_filtered_out(bio))
+			ur->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+		return 0;
+	}
+	wanted = task_wanted(bpf_get_current_pid_tgid());
 	if (!wanted && !journal_on)
 		return 0;
 	mine = current_slots(btf);

@@ -483,6 +483,10 @@ struct rq_start {
 	__u64 alloc_ns;	     /* rq->start_time_ns: tells a requeue (same) from a reuse */
 	__u64 call_ns;	     /* the submitter's call (events); 0: none */
 	__u64 cgid;	     /* submitter's cgroup v2 id, for -G */
+	/* The io_uring request whose issue started it (its struct
+	 * io_kiocb, and its start_ns to tell a reuse); 0: none. */
+	__u64 uring_req;
+	__u64 uring_ns;
 };
 
 /* The parts of an io_uring request (cells.def). */
@@ -512,6 +516,11 @@ struct uring_start {
 	__u64 part_ns[NR_URING_PARTS]; /* time in each part so far */
 	__u64 pos, bytes;		 /* events: a read's or write's; else NO_POS */
 	__u64 cgid;			 /* -G: the submitter's cgroup v2 id */
+	/* The block requests its issue started (uring_blk), as a call's. */
+	__u64 blk_bytes;
+	__u64 blk_max_ns; /* the slowest of them, completed by its end */
+	__u32 blk_requests;
+	__u32 blk_max_dev;
 };
 
 /* A bio between block_bio_queue and block_bio_complete (the bio layer). */

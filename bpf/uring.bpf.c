@@ -58,6 +58,139 @@ struct {
 	__type(value, struct call_totals);
 } uring_ops SEC(".maps");
 
+/*
+ * Block requests per io_uring request (uring_blk, with the blk layer and
+ * the parts or events): the block layer's first sighting of a request, in
+ * the context that started it, asks which io_uring request's issue runs
+ * there (uring_issuing). An io-wq worker names its own: the work it runs
+ * (its io_worker's cur_work, set before the work runs and cleared after).
+ * A submitter (io_uring_enter, the SQPOLL thread) issues requests inline
+ * one after another, each right after its io_uring_submit_req: the last
+ * one it submitted is the one whose issue runs, as long as the submission
+ * goes on (below). Anything else (task work, a linked request's head
+ * issued at its last member's submission) is tied to no request.
+ */
+const volatile bool uring_blk;
+
+/* The request a thread submitted last, and its ring. req 0: none to
+ * tie block requests to (a link, a forced punt, a request not traced). */
+struct uring_issue {
+	__u64 req;
+	__u64 ctx;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct uring_issue);
+} uring_issuing_map SEC(".maps");
+
+/* PF_IO_WORKER (include/linux/sched.h): an io-wq worker or SQPOLL thread. */
+#define KPF_IO_WORKER 0x00000010
+/* REQ_F_LINK, REQ_F_HARDLINK, REQ_F_FORCE_ASYNC: IOSQE_IO_LINK,
+ * IOSQE_IO_HARDLINK, IOSQE_ASYNC bits (see KREQ_F_CQE_SKIP). */
+#define KREQ_F_NOT_INLINE ((1ULL << 2) | (1ULL << 3) | (1ULL << 4))
+
+/* Lock owner flag bits in struct mutex's owner (kernel/locking/mutex.h). */
+#define KMUTEX_FLAGS 0x07UL
+
+/* At submission: the request whose inline issue follows, or none. */
+static __always_inline void uring_note_issue(struct io_kiocb *req, __u64 flags, bool traced)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct io_ring_ctx *ctx = BPF_CORE_READ(req, ctx);
+	struct uring_issue m = { .ctx = (__u64)ctx };
+
+	/*
+	 * A request of a link is issued when its last member is submitted,
+	 * the head first: while a link is being gathered no request is named.
+	 */
+	if (traced && !(flags & KREQ_F_NOT_INLINE) && !BPF_CORE_READ(ctx, submit_state.link.head))
+		m.req = (__u64)req;
+	bpf_map_update_elem(&uring_issuing_map, &tid, &m, BPF_ANY);
+}
+
+/*
+ * Is the submission that named the thread's last request still going on?
+ * The thread holds the ring's uring_lock through io_submit_sqes, and the
+ * ring's consumed-entries head (cached_sq_head) runs ahead of the head it
+ * shows user space (rings->sq.head) until the end of that submission: so
+ * not in task work run later under the same lock, nor in a later call.
+ */
+static __always_inline bool uring_submitting(struct io_ring_ctx *ctx, struct task_struct *task)
+{
+	__u64 owner;
+
+	if (!bpf_core_field_exists(ctx->uring_lock.owner))
+		return false; /* PREEMPT_RT: an rt_mutex, not told here */
+	owner = BPF_CORE_READ(ctx, uring_lock.owner.counter);
+	if ((owner & ~KMUTEX_FLAGS) != (__u64)task)
+		return false;
+	return BPF_CORE_READ(ctx, cached_sq_head) != BPF_CORE_READ(ctx, rings, sq.head);
+}
+
+/*
+ * The io_uring request (traced, in flight) whose issue runs in this
+ * thread now, and its key; NULL: none. Called by the block layer where a
+ * request starts. Without block_io_start, a plugged thread's requests
+ * start when its plug is flushed, after the issue that made them: none.
+ */
+static __always_inline struct uring_start *uring_issuing(__u64 *key, bool sees_all)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct uring_issue *m;
+	void *worker;
+
+	if (!uring_blk)
+		return NULL;
+	if (!sees_all && BPF_CORE_READ(task, plug))
+		return NULL;
+	*key = 0;
+	/* Before 5.17 the worker hung off pf_io_worker: not read there. */
+	worker = bpf_core_field_exists(task->worker_private) &&
+				 (BPF_CORE_READ(task, flags) & KPF_IO_WORKER)
+			 ? BPF_CORE_READ(task, worker_private)
+			 : NULL;
+	if (worker) {
+		struct io_wq_work *work = BPF_CORE_READ((struct io_worker *)worker, cur_work);
+
+		if (work)
+			*key = (__u64)work - bpf_core_field_offset(struct io_kiocb, work);
+	} else {
+		m = bpf_map_lookup_elem(&uring_issuing_map, &tid);
+		if (m && m->req && uring_submitting((struct io_ring_ctx *)m->ctx, task))
+			*key = m->req;
+	}
+	if (!*key)
+		return NULL;
+	return bpf_map_lookup_elem(&uring_starts, key);
+}
+
+/* Is the request's file one --file keeps? (No count: uring_file_wanted
+ * does that at completion.) */
+static __always_inline bool uring_blk_file_wanted(__u64 key)
+{
+	struct file *f;
+
+	if (!nr_files)
+		return true;
+	f = BPF_CORE_READ((struct io_kiocb *)key, file);
+	return f && inode_wanted(BPF_CORE_READ(f, f_inode));
+}
+
+/* A block request of an io_uring request completed: the slowest so far. */
+static __always_inline void uring_blk_done(__u64 key, __u64 start_ns, __u64 delta, __u32 dev)
+{
+	struct uring_start *u = bpf_map_lookup_elem(&uring_starts, &key);
+
+	if (!u || u->start_ns != start_ns || delta <= u->blk_max_ns)
+		return;
+	u->blk_max_ns = delta;
+	u->blk_max_dev = dev;
+}
+
 /* The time since the last change goes to the request's part; it moves on
  * to `part`. One place splits, so the parts add up to the latency. */
 static __always_inline void uring_charge(struct uring_start *v, __u64 now, __u32 part)
@@ -91,6 +224,8 @@ static __always_inline void uring_record_parts(struct uring_start *v, __u32 op, 
 		return;
 	t->count++;
 	t->total_ns += delta;
+	t->blk_requests += v->blk_requests;
+	t->blk_bytes += v->blk_bytes;
 	for (__u32 p = 0; p < NR_URING_PARTS; p++)
 		if (v->part_ns[p])
 			hist_add(&uring_parts, op * NR_URING_PARTS + p, v->part_ns[p]);
@@ -121,6 +256,8 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	 * left (its completion missed) must not time this request.
 	 */
 	if (!task_wanted(id) || (flags & KREQ_F_CQE_SKIP)) {
+		if (uring_blk)
+			uring_note_issue(req, flags, false);
 		if ((nr_targ_tgids || targ_tid || filter_comm || filter_cgroup ||
 		     (flags & KREQ_F_CQE_SKIP)) &&
 		    !bpf_map_delete_elem(&uring_starts, &key))
@@ -157,6 +294,8 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	}
 	if (err)
 		count_drop(DROP_URING_MAP_FULL);
+	if (uring_blk)
+		uring_note_issue(req, flags, !err);
 	return 0;
 }
 
@@ -211,10 +350,10 @@ static __always_inline void emit_uring(struct io_kiocb *req, struct uring_start 
 	e->bytes = v->bytes;
 	for (__u32 p = 0; p < NR_PARTS; p++)
 		e->part_ns[p] = p < NR_URING_PARTS && uring_split ? v->part_ns[p] : 0;
-	e->blk_requests = 0;
-	e->blk_bytes = 0;
-	e->blk_max_ns = 0;
-	e->blk_max_dev = 0;
+	e->blk_requests = v->blk_requests;
+	e->blk_bytes = v->blk_bytes;
+	e->blk_max_ns = v->blk_max_ns;
+	e->blk_max_dev = v->blk_max_dev;
 	e->opcode = v->opcode;
 	/* What a call of a thread waited for and added to the page cache
 	 * (why.bpf.c) is not a request's. */
@@ -276,6 +415,10 @@ static __always_inline int uring_complete(struct io_kiocb *req, __s32 res, __u32
 		v->last_ns = now;
 		for (__u32 p = 0; p < NR_URING_PARTS; p++)
 			v->part_ns[p] = 0;
+		v->blk_requests = 0;
+		v->blk_bytes = 0;
+		v->blk_max_ns = 0;
+		v->blk_max_dev = 0;
 		return 0;
 	}
 	bpf_map_delete_elem(&uring_starts, &key);

@@ -117,6 +117,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
 	ro->uring_complete_fields = plan->uring_complete_fields;
 	ro->uring_split = plan->uring_parts;
+	ro->uring_blk = blk && plan->uring_blk;
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;
@@ -144,6 +145,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
 	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.uring_starts, 1);
+	if (!ro->uring_blk)
+		bpf_map__set_max_entries(skel->maps.uring_issuing_map, 1);
 	if (!plan->uring_parts) {
 		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
 		bpf_map__set_max_entries(skel->maps.uring_ops, 1);

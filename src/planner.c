@@ -264,10 +264,16 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* Events (--slower, --trace) and --file tie requests to their calls. */
 	/* Parts and events give each call its block requests and bytes. */
 	bool call_bytes = split_calls || cfg->slower || cfg->trace;
-	bool need_submitter = split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
+	/* So is which io_uring request's issue started a request (its parts
+	 * and events; plan_uring ran before, the layers go in order). */
+	bool uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
+			 (plan->uring_parts || cfg->slower || cfg->trace);
+	bool need_submitter = uring_blk || split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
 			      cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
 			      cfg->slower || cfg->trace || cfg->nr_files;
 	bool need_origin = need_submitter || cfg->queued;
+
+	call_bytes |= uring_blk;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -291,8 +297,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	if (need_submitter)
 		snprintf(plan->blk_timing, sizeof(plan->blk_timing),
 			 "programs keyed by request, not one per request: a task filter, -P, -G, "
-			 "the parts of calls, events or --file need each request's submitter, "
-			 "known where it starts");
+			 "the parts of calls or of io_uring requests, events or --file need each "
+			 "request's submitter, known where it starts");
 	else if (blk_plan_stamped(caps, cfg, plan)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
 			struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
@@ -306,6 +312,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		}
 		return;
 	}
+	plan->uring_blk = uring_blk;
 	if (need_origin) {
 		if (blk_tp_exists(caps, BLK_TP_IO_START))
 			plan->blk_origin = blk_tp_names[BLK_TP_IO_START];

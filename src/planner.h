@@ -78,6 +78,10 @@ struct plan {
 	bool blk_rq_q_arg;
 	bool uring_complete_fields; /* as in struct kcaps */
 	bool uring_parts;	    /* io_uring requests split into parts */
+	/* Block requests tied to the io_uring request whose issue started
+	 * them (bpf/uring.bpf.c): the blk and io_uring layers, with parts or
+	 * events. */
+	bool uring_blk;
 	/* Where a request is submitted: io_uring_submit_req, else (before
 	 * "io_uring: rename trace_io_uring_submit_sqe() tracepoint")
 	 * io_uring_submit_sqe, which also takes the request first. */

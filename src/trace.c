@@ -430,6 +430,8 @@ static void trace_uring(struct trace_writer *t, const struct call_event *e, cons
 	json_object_object_add(o, "ts", json_us(e->call_ns));
 	args = call_args(e, file, lat);
 	json_object_object_add(args, "opcode", json_object_new_int64(e->opcode));
+	json_object_object_add(args, "blk_requests", json_object_new_uint64(e->blk_requests));
+	json_object_object_add(args, "blk_bytes", json_object_new_uint64(e->blk_bytes));
 	parts = json_object_new_object();
 	for (unsigned int p = 0; p < NR_URING_PARTS; p++)
 		json_object_object_add(parts, uring_part_name(p),

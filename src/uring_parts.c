@@ -22,8 +22,8 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 
 		t->count = cur->ops[op].count - prev->ops[op].count;
 		t->total_ns = cur->ops[op].total_ns - prev->ops[op].total_ns;
-		t->blk_requests = 0;
-		t->blk_bytes = 0;
+		t->blk_requests = cur->ops[op].blk_requests - prev->ops[op].blk_requests;
+		t->blk_bytes = cur->ops[op].blk_bytes - prev->ops[op].blk_bytes;
 		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
 			struct cell_hist *h = &d->parts[op][p];
 
@@ -43,7 +43,7 @@ static double to_unit(uint64_t ns, enum unit unit)
 	return ns_to_unit(ns, unit);
 }
 
-void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit)
+void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit, bool blk)
 {
 	bool header = false;
 
@@ -70,11 +70,16 @@ void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit)
 				to_unit(cell_percentile(h, 50), unit),
 				to_unit(cell_percentile(h, 99), unit));
 		}
+		/* The block requests their issue started (with the blk layer). */
+		if (blk)
+			fprintf(out, "; blk %.2f requests, %.1f KiB per request",
+				(double)t->blk_requests / (double)t->count,
+				(double)t->blk_bytes / 1024.0 / (double)t->count);
 		fputc('\n', out);
 	}
 }
 
-json_object *uring_split_json(const struct uring_split *s)
+json_object *uring_split_json(const struct uring_split *s, bool blk)
 {
 	json_object *all = json_object_new_array();
 
@@ -85,6 +90,12 @@ json_object *uring_split_json(const struct uring_split *s)
 				       json_object_new_string(op_name(LAYER_IO_URING, op)));
 		json_object_object_add(o, "count", json_object_new_uint64(s->ops[op].count));
 		json_object_object_add(o, "total_ns", json_object_new_uint64(s->ops[op].total_ns));
+		if (blk) {
+			json_object_object_add(o, "blk_requests",
+					       json_object_new_uint64(s->ops[op].blk_requests));
+			json_object_object_add(o, "blk_bytes",
+					       json_object_new_uint64(s->ops[op].blk_bytes));
+		}
 		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
 			const struct cell_hist *h = &s->parts[op][p];
 			json_object *j = json_object_new_object();

@@ -28,12 +28,13 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 
 /*
  * Text: per op with requests, "io_uring read: 6000 requests, avg 45.1 us:
- * inline 100.0% (p50 43.0, p99 80.2)...", times in unit (a unit_name()).
+ * inline 100.0% (p50 43.0, p99 80.2)...", times in unit (a unit_name());
+ * with blk, "; blk 1.00 requests, 4.0 KiB per request" after.
  */
-void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit);
+void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit, bool blk);
 
 /* JSON: [{"op", "count", "total_ns", "parts": [{"part", "sum_ns", "p50_ns",
- * "p99_ns"}]}], every op. */
-json_object *uring_split_json(const struct uring_split *s);
+ * "p99_ns"}]}], every op; with blk also "blk_requests" and "blk_bytes". */
+json_object *uring_split_json(const struct uring_split *s, bool blk);
 
 #endif /* URING_PARTS_H */

@@ -7,8 +7,8 @@ import json
 import os
 import subprocess
 
-from harness import (ROOT, TOOL, LoopDevice, Skip, Tool, cell, count, make_cgroup, make_tempdir,
-                     on_cleanup, run)
+from harness import (ROOT, TOOL, LoopDevice, Skip, Tool, cell, count, diskstats, make_cgroup,
+                     make_tempdir, on_cleanup, run)
 
 TESTS = []
 URINGWORK = os.path.join(ROOT, "build", "uringwork")
@@ -289,3 +289,63 @@ def uringlayer_fio_sqpoll_counted():
     reads = cell(rep, "io_uring", "read")
     assert reads["count"] == job["read"]["total_ios"], (reads["count"], job["read"])
     percentile_misses(reads, job["read"]["lat_ns"]["percentile"], "sqpoll vs lat (not checked)")
+
+
+def uring_split(report, op):
+    for o in report["uring_breakdown"]:
+        if o["op"] == op:
+            return o
+    raise AssertionError(f"no io_uring {op} in uring_breakdown: {report['uring_breakdown']}")
+
+
+@test
+def uringlayer_block_requests_per_request():
+    """-T io_uring,blk: each io_uring request's block requests, tied to it
+    where its issue started them. fio's direct 4 KiB I/O on a direct-I/O
+    loop device makes one request on the loop device per fio I/O: inline
+    at iodepth 1 and 32 (32 submitted per io_uring_enter, under a plug),
+    from the ring's SQPOLL thread, and from io-wq workers
+    (--force_async=1: every request punted). Per op, the requests' block
+    requests equal fio's total_ios, diskstats' count for the loop device
+    and the blk layer's own (-d: that device only); their bytes 4 KiB each;
+    --trace gives each request its one block request."""
+    tmp = make_tempdir()
+    loop = DirectLoop(tmp)
+    name = os.path.basename(loop.dev)
+    trace = os.path.join(tmp, "t.json")
+    runs = (("iodepth 1", ["--rw=randread", "--iodepth=1"], True, []),
+            ("iodepth 32", ["--rw=randread", "--iodepth=32"], True, [f"--trace={trace}"]),
+            ("sqpoll", ["--rw=randread", "--iodepth=8", "--sqthread_poll=1"], False, []),
+            ("io-wq", ["--rw=randread", "--iodepth=8", "--force_async=1"], True, []),
+            ("writes", ["--rw=randwrite", "--iodepth=8"], True, []))
+    for what, args, rt, extra in runs:
+        tool = Tool("-T", "io_uring,blk", "-d", name, "--json", *extra)
+        before = diskstats(name)
+        job = fio(loop.dev, *args, "--number_ios=3000", rt=rt)
+        after = diskstats(name)
+        rep = tool.stop_json()[0]
+        op = "write" if "randwrite" in args[0] else "read"
+        ios = job[op]["total_ios"]
+        split, blk = uring_split(rep, op), cell(rep, "blk", op)
+        disk = after[1] - before[1] if op == "write" else after[0] - before[0]
+        print(f"    {what}: fio {ios} {op}s; io_uring {split['count']} requests, "
+              f"{split['blk_requests']} block requests, {split['blk_bytes']} B; "
+              f"blk {blk['count']}, diskstats {disk}")
+        assert split["count"] == ios, (what, split, ios)
+        assert split["blk_requests"] == ios == disk == blk["count"], (what, split, ios, disk, blk)
+        assert split["blk_bytes"] == 4096 * ios, (what, split)
+        if extra:
+            traced = ios
+        if what == "io-wq":
+            parts = {p["part"]: p for p in split["parts"]}
+            assert parts["io-wq"]["sum_ns"] > parts["inline"]["sum_ns"], split
+    with open(trace) as f:
+        slices = [e for e in json.load(f)["traceEvents"]
+                  if e["ph"] == "b" and e.get("cat") == "io_uring"]
+    per = {}
+    for e in slices:
+        per[(e["args"]["blk_requests"], e["args"]["blk_bytes"])] = \
+            per.get((e["args"]["blk_requests"], e["args"]["blk_bytes"]), 0) + 1
+    print(f"    iodepth 32 trace: (block requests, bytes) of each request: {per}")
+    assert per == {(1, 4096): traced}, per
+
