@@ -60,6 +60,18 @@ static __always_inline bool tgid_wanted(__u64 id)
 	return tgid_traced(id >> 32);
 }
 
+/* Does the name match -c? */
+static __always_inline bool comm_is_targ(const char *comm)
+{
+	for (int i = 0; i < COMM_LEN; i++) {
+		if (comm[i] != targ_comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
 /* Is the current task one we trace? Cheapest checks first. */
 static __always_inline bool task_wanted(__u64 id)
 {
@@ -71,12 +83,8 @@ static __always_inline bool task_wanted(__u64 id)
 		char comm[COMM_LEN];
 
 		bpf_get_current_comm(comm, sizeof(comm));
-		for (int i = 0; i < COMM_LEN; i++) {
-			if (comm[i] != targ_comm[i])
-				return false;
-			if (!comm[i])
-				break;
-		}
+		if (!comm_is_targ(comm))
+			return false;
 	}
 	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
 		return false;

@@ -243,6 +243,48 @@ static __always_inline __u32 uring_op(__u8 opcode)
 	return UOP_OTHER;
 }
 
+/* IORING_SETUP_SQPOLL (include/uapi/linux/io_uring.h). */
+#define KIORING_SETUP_SQPOLL (1U << 1)
+
+/*
+ * The filters, applied to the submitter. With SQPOLL the ring's kernel
+ * thread (iou-sqp-TID) submits: -t and -c are applied to the thread that
+ * made it (io_sq_data's task_pid: the ring's creator, or with
+ * IORING_SETUP_ATTACH_WQ the creator of the ring whose thread it shares),
+ * -p and --cgroup to the thread itself (of the same process and cgroup).
+ * -c reads that thread's name when it is its process's main thread (the
+ * thread group's leader, which the SQ thread reaches); a ring made by
+ * another thread has a name no tracepoint program can reach on every
+ * kernel, and -c matches none of its requests.
+ */
+static __always_inline bool uring_submitter_wanted(struct io_kiocb *req, __u64 id)
+{
+	struct io_ring_ctx *ctx;
+	struct task_struct *owner;
+	char comm[COMM_LEN] = {};
+	__s32 owner_tid;
+
+	if (!targ_tid && !filter_comm)
+		return task_wanted(id);
+	ctx = BPF_CORE_READ(req, ctx);
+	if (!(BPF_CORE_READ(ctx, flags) & KIORING_SETUP_SQPOLL))
+		return task_wanted(id);
+	if (!tgid_wanted(id))
+		return false;
+	owner_tid = BPF_CORE_READ(ctx, sq_data, task_pid);
+	if (targ_tid && (__u32)owner_tid != targ_tid)
+		return false;
+	if (filter_comm) {
+		if ((__u32)owner_tid != id >> 32)
+			return false;
+		owner = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader);
+		if (bpf_probe_read_kernel_str(comm, sizeof(comm), &owner->comm) <= 0 ||
+		    !comm_is_targ(comm))
+			return false;
+	}
+	return !filter_cgroup || bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1;
+}
+
 static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -255,7 +297,7 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	 * Not ours, or never completed for us: an entry a struct's last use
 	 * left (its completion missed) must not time this request.
 	 */
-	if (!task_wanted(id) || (flags & KREQ_F_CQE_SKIP)) {
+	if (!uring_submitter_wanted(req, id) || (flags & KREQ_F_CQE_SKIP)) {
 		if (uring_blk)
 			uring_note_issue(req, flags, false);
 		if ((nr_targ_tgids || targ_tid || filter_comm || filter_cgroup ||

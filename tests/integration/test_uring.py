@@ -349,3 +349,29 @@ def uringlayer_block_requests_per_request():
     print(f"    iodepth 32 trace: (block requests, bytes) of each request: {per}")
     assert per == {(1, 4096): traced}, per
 
+
+@test
+def uringlayer_sqpoll_filters_follow_the_rings_owner():
+    """With SQPOLL the ring's kernel thread (iou-sqp-PID) submits; -t and -c
+    are applied to the thread that made the ring: uringwork's requests from
+    its SQPOLL ring are counted exactly with -c uringwork and with -t its
+    TID (a shell waits for a line, then execs it: its PID is known first),
+    and none with -c or -t naming another."""
+    tmp = make_tempdir()
+    path = os.path.join(tmp, "uw.dat")
+    for flt, want_all in ((["-c", "uringwork"], True), (["-c", "uringworkX"], False),
+                          (["-t", None], True), (["-t", "1"], False)):
+        sh = subprocess.Popen(["sh", "-c", 'read x; exec "$0" "$@"', URINGWORK, *WORK, "-S",
+                               path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        args = [flt[0], flt[1] or str(sh.pid)]
+        tool = Tool("-T", "io_uring", "--json", *args)
+        out, _ = sh.communicate("go\n", timeout=120)
+        assert sh.returncode == 0, out
+        rep = tool.stop_json()[0]
+        line = next(l for l in out.splitlines() if l.startswith("uringwork "))
+        did = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+        got = {op: count(rep, "io_uring", op) for op in ("read", "write", "open", "fsync")}
+        want = {"read": did["reads"], "write": did["writes"], "open": did["opens"],
+                "fsync": did["fsyncs"]} if want_all else dict.fromkeys(got, 0)
+        print(f"    {' '.join(args)}: got {got}, want {want}")
+        assert got == want, (args, got, want)
