@@ -167,6 +167,15 @@ vm: all $(OUTPUT)/compat32
 vm-6.12: all $(OUTPUT)/compat32
 	IOSB_VM_KERNEL=6.12 $(LEFTOVERS) vm-6.12 -- tests/vm/run.sh
 
+# io_uring where fentry attaches (io-wq-queued; block requests per request
+# without block_io_start): one short guest on each of the two kernels.
+.PHONY: vm-uring
+vm-uring: all
+	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k \
+		tools/vm/run.sh --timeout 900 --file $(OUTPUT)/iostackbreak \
+		--file $(OUTPUT)/uringwork --file "$$(command -v jq)" tests/vm/guest_uring.sh || \
+		exit 1; done'
+
 # Start-up on kernels without what the tool needs (no JIT, lockdown, no
 # BTF): one short guest each (tests/vm/startup.sh, about a minute each).
 .PHONY: vm-startup

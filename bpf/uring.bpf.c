@@ -203,13 +203,23 @@ static __always_inline void uring_charge(struct uring_start *v, __u64 now, __u32
 	v->part = (__u8)part;
 }
 
-/* A request's part changes (punted, a poll armed or fired). */
-static __always_inline int uring_moves(struct io_kiocb *req, __u32 part, bool only_from_poll)
+/* Any part: what uring_moves() moves from. */
+#define URING_ANY_PART 0xff
+
+/*
+ * io-wq-queued is told from io-wq (uring_iowq_run): the planner attaches
+ * fentry on io_wq_submit_work, where a worker takes a request.
+ */
+const volatile bool uring_iowq_run;
+
+/* A request's part changes (punted, taken by a worker, a poll armed or
+ * fired), from part `from` only unless URING_ANY_PART. */
+static __always_inline int uring_moves(struct io_kiocb *req, __u32 part, __u32 from)
 {
 	__u64 key = (__u64)req;
 	struct uring_start *v = bpf_map_lookup_elem(&uring_starts, &key);
 
-	if (!v || (only_from_poll && v->part != URING_PART_POLL))
+	if (!v || (from != URING_ANY_PART && v->part != from))
 		return 0;
 	uring_charge(v, bpf_ktime_get_ns(), part);
 	return 0;
@@ -501,17 +511,23 @@ int rt_uring_complete(struct bpf_raw_tracepoint_args *ctx)
 	return uring_complete((struct io_kiocb *)ctx->args[1], res, cflags);
 }
 
+/* A punted request waits for a worker, or is in io-wq as a whole. */
+static __always_inline __u32 uring_punt_part(void)
+{
+	return uring_iowq_run ? URING_PART_IOWQ_QUEUED : URING_PART_IOWQ;
+}
+
 /* The parts: (req, rw), (req, mask, events), (req, mask) since 6.0. */
 SEC("tp_btf/io_uring_queue_async_work")
 int tb_uring_punt(__u64 *ctx)
 {
-	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_IOWQ, false);
+	return uring_moves((struct io_kiocb *)ctx[0], uring_punt_part(), URING_ANY_PART);
 }
 
 SEC("tp_btf/io_uring_poll_arm")
 int tb_uring_poll(__u64 *ctx)
 {
-	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_POLL, false);
+	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_POLL, URING_ANY_PART);
 }
 
 /* Task work added for a request: after a poll fired, its retry, which runs
@@ -519,23 +535,33 @@ int tb_uring_poll(__u64 *ctx)
 SEC("tp_btf/io_uring_task_add")
 int tb_uring_task_add(__u64 *ctx)
 {
-	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_INLINE, true);
+	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_INLINE, URING_PART_POLL);
 }
 
 SEC("raw_tp/io_uring_queue_async_work")
 int rt_uring_punt(struct bpf_raw_tracepoint_args *ctx)
 {
-	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_IOWQ, false);
+	return uring_moves((struct io_kiocb *)ctx->args[0], uring_punt_part(), URING_ANY_PART);
 }
 
 SEC("raw_tp/io_uring_poll_arm")
 int rt_uring_poll(struct bpf_raw_tracepoint_args *ctx)
 {
-	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_POLL, false);
+	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_POLL, URING_ANY_PART);
 }
 
 SEC("raw_tp/io_uring_task_add")
 int rt_uring_task_add(struct bpf_raw_tracepoint_args *ctx)
 {
-	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_INLINE, true);
+	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_INLINE, URING_PART_POLL);
+}
+
+/* A worker takes a punted request (every io-wq work is a request's). */
+SEC("fentry/io_wq_submit_work")
+int BPF_PROG(fe_uring_iowq_run, struct io_wq_work *work)
+{
+	struct io_kiocb *req =
+	    (struct io_kiocb *)((char *)work - bpf_core_field_offset(struct io_kiocb, work));
+
+	return uring_moves(req, URING_PART_IOWQ, URING_PART_IOWQ_QUEUED);
 }

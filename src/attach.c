@@ -86,6 +86,8 @@ static void load_uring(const struct tracer *t, const struct plan *plan, enum att
 		return;
 	load_pair(progtab_role(&t->progs, ROLE_URING_PUNT, src));
 	load_pair(progtab_role(&t->progs, ROLE_URING_POLL, src));
+	if (plan->uring_iowq_run)
+		load_pair(progtab_role(&t->progs, ROLE_URING_IOWQ_RUN, METHOD_FENTRY));
 }
 
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
@@ -443,6 +445,18 @@ static int attach_uring(struct tracer *t, const struct plan *plan, char *err, si
 	int ret = 0;
 
 	/* The parts' programs first: a request is split from its start. */
+	if (plan->uring_iowq_run) {
+		l = bpf_program__attach(
+		    progtab_role(&t->progs, ROLE_URING_IOWQ_RUN, METHOD_FENTRY)->entry);
+		ret = l ? keep_link(t, l) : -errno;
+		if (ret) {
+			snprintf(err, errsz,
+				 "cannot attach fentry to io_wq_submit_work: %s; --attach=tracepoint "
+				 "leaves it out (io-wq then holds its queued time)",
+				 strerror(-ret));
+			return ret;
+		}
+	}
 	if (plan->uring_parts) {
 		l = bpf_program__attach(punt->entry);
 		ret = l ? keep_link(t, l) : -errno;

@@ -58,7 +58,7 @@ const char *event_file_label(const struct call_event *e, size_t size, char *buf,
 static bool part_shown(const struct event_ctx *c, const struct call_event *e, unsigned int p)
 {
 	if (e->layer == LAYER_IO_URING)
-		return p < NR_URING_PARTS;
+		return uring_part_shown(c->plan, p);
 	return part_traced(c->plan, c->offcpu, e->op, p) || e->part_ns[p];
 }
 

@@ -118,6 +118,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->uring_complete_fields = plan->uring_complete_fields;
 	ro->uring_split = plan->uring_parts;
 	ro->uring_blk = blk && plan->uring_blk;
+	ro->uring_iowq_run = plan->uring_iowq_run;
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;

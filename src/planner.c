@@ -364,6 +364,16 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
  * kprobe source would see more (the submission and the posting of the
  * completion are what a request's latency is).
  */
+/* Why io-wq-queued is not told apart (plan_uring), in a few words. */
+static const char *uring_no_iowq_run(const struct kcaps *caps, const struct config *cfg)
+{
+	if (cfg->attach != METHOD_NONE && cfg->attach != METHOD_FENTRY)
+		return "--attach";
+	if (!caps->fentry)
+		return caps->fentry_why ? caps->fentry_why : "fentry refused";
+	return "not in kernel BTF";
+}
+
 static void plan_uring(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	enum attach_method src = caps->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
@@ -384,6 +394,11 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	for (unsigned int tp = URING_TP_COMPLETE + 1; tp < NR_URING_TPS && parts; tp++)
 		parts = caps->tracepoint_exists(caps->ctx, "io_uring", uring_tp_names[tp]);
 	plan->uring_parts = parts && !missing;
+	/* No tracepoint marks a worker taking a request: fentry, where it
+	 * attaches (not with --attach=tracepoint or kprobe). */
+	plan->uring_iowq_run = plan->uring_parts && caps->fentry &&
+			       (cfg->attach == METHOD_NONE || cfg->attach == METHOD_FENTRY) &&
+			       caps->func_in_btf(caps->ctx, "io_wq_submit_work");
 	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
 		struct cell_plan *cp = &plan->cells[LAYER_IO_URING][op];
 
@@ -404,6 +419,13 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 			why_add(cp, "parts: io_uring tracepoints that do not take the request first");
 		else if (cfg->split_calls && !parts)
 			why_add(cp, "parts: io_uring:%s missing", uring_tp_names[NR_URING_TPS - 1]);
+		else if (plan->uring_iowq_run)
+			why_add(cp, "parts: io-wq-queued ends at fentry on io_wq_submit_work "
+				    "(no tracepoint marks a worker taking a request)");
+		else if (cfg->split_calls)
+			why_add(cp, "parts: io-wq holds its queued time: no fentry on "
+				    "io_wq_submit_work (%s)",
+				uring_no_iowq_run(caps, cfg));
 		for (unsigned int tp = 0; tp < (parts ? NR_URING_TPS : URING_TP_COMPLETE + 1); tp++) {
 			cp->targets[cp->nr_targets] =
 			    tp == URING_TP_SUBMIT ? plan->uring_submit_tp : uring_tp_names[tp];

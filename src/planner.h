@@ -82,6 +82,9 @@ struct plan {
 	 * them (bpf/uring.bpf.c): the blk and io_uring layers, with parts or
 	 * events. */
 	bool uring_blk;
+	/* io-wq-queued told from io-wq: fentry on io_wq_submit_work, where a
+	 * worker takes a request (no tracepoint marks it). */
+	bool uring_iowq_run;
 	/* Where a request is submitted: io_uring_submit_req, else (before
 	 * "io_uring: rename trace_io_uring_submit_sqe() tracepoint")
 	 * io_uring_submit_sqe, which also takes the request first. */

@@ -136,6 +136,9 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 		at(skel, PROG(tp_ra_async)));
 	add_ref(pt, ROLE_WRITEBACK, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_writeback)),
 		NULL);
+	/* No tracepoint marks an io-wq worker taking a request: fentry only. */
+	add_ref(pt, ROLE_URING_IOWQ_RUN, LAYER_IO_URING, METHOD_FENTRY,
+		at(skel, PROG(fe_uring_iowq_run)), NULL);
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		unsigned int layer = blk_tp_layer((enum blk_tp)tp);
 

@@ -24,6 +24,7 @@ enum prog_role {
 	ROLE_URING,	    /* io_uring submit/complete: every io_uring cell */
 	ROLE_URING_PUNT,    /* io_uring_queue_async_work: the io-wq part */
 	ROLE_URING_POLL,    /* io_uring_poll_arm/task_add: the poll part */
+	ROLE_URING_IOWQ_RUN, /* fentry io_wq_submit_work: io-wq-queued ends */
 	ROLE_LOCK,	    /* contention_begin/end: the lock part */
 	ROLE_JOURNAL,	    /* jbd2_start_commit/end_commit: the journal part */
 	ROLE_JOURNAL_WAKER, /* sched_waking (lone): who woke a sleep in a call */
@@ -45,7 +46,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
  * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 9 * 2 + 3)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 9 * 2 + 4)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS

@@ -394,7 +394,7 @@ static int text_end(struct sink *s, const struct report *r)
 	FILE *out = s->out;
 
 	if (r->plan->uring_parts)
-		uring_split_text(out, &r->uring, s->unit, r->plan->uring_blk);
+		uring_split_text(out, &r->uring, s->unit, r->plan);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		text_left_out(out, r, layer);
 

@@ -433,9 +433,12 @@ static void trace_uring(struct trace_writer *t, const struct call_event *e, cons
 	json_object_object_add(args, "blk_requests", json_object_new_uint64(e->blk_requests));
 	json_object_object_add(args, "blk_bytes", json_object_new_uint64(e->blk_bytes));
 	parts = json_object_new_object();
+	/* io-wq-queued: only where it was measured (a punted request, with
+	 * fentry on io_wq_submit_work); io-wq holds it elsewhere. */
 	for (unsigned int p = 0; p < NR_URING_PARTS; p++)
-		json_object_object_add(parts, uring_part_name(p),
-				       json_object_new_uint64(e->part_ns[p]));
+		if (p != URING_PART_IOWQ_QUEUED || e->part_ns[p])
+			json_object_object_add(parts, uring_part_name(p),
+					       json_object_new_uint64(e->part_ns[p]));
 	json_object_object_add(args, "parts_ns", parts);
 	json_object_object_add(o, "args", args);
 	put(t, o);

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include "layers.h"
 #include "report.h"
+#include "planner.h"
 #include "uring_parts.h"
 
 static const char *const part_names[NR_URING_PARTS] = {
@@ -12,6 +13,13 @@ static const char *const part_names[NR_URING_PARTS] = {
 const char *uring_part_name(unsigned int part)
 {
 	return part < NR_URING_PARTS ? part_names[part] : "?";
+}
+
+bool uring_part_shown(const struct plan *plan, unsigned int part)
+{
+	if (part >= NR_URING_PARTS)
+		return false;
+	return part != URING_PART_IOWQ_QUEUED || (plan && plan->uring_iowq_run);
 }
 
 void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
@@ -43,8 +51,11 @@ static double to_unit(uint64_t ns, enum unit unit)
 	return ns_to_unit(ns, unit);
 }
 
-void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit, bool blk)
+void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit,
+		      const struct plan *plan)
 {
+	bool first;
+
 	bool header = false;
 
 	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
@@ -61,17 +72,21 @@ void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit, bo
 		fprintf(out, "%-8s %-7s %10llu requests, avg %.1f:", "io_uring",
 			op_name(LAYER_IO_URING, op), (unsigned long long)t->count,
 			to_unit(t->total_ns / t->count, unit));
+		first = true;
 		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
 			const struct cell_hist *h = &s->parts[op][p];
 
-			fprintf(out, "%s %s %.1f%% (p50 %.1f, p99 %.1f)", p ? "," : "",
+			if (!uring_part_shown(plan, p))
+				continue;
+			fprintf(out, "%s %s %.1f%% (p50 %.1f, p99 %.1f)", first ? "" : ",",
 				uring_part_name(p),
 				t->total_ns ? 100.0 * (double)h->sum_ns / (double)t->total_ns : 0.0,
 				to_unit(cell_percentile(h, 50), unit),
 				to_unit(cell_percentile(h, 99), unit));
+			first = false;
 		}
 		/* The block requests their issue started (with the blk layer). */
-		if (blk)
+		if (plan->uring_blk)
 			fprintf(out, "; blk %.2f requests, %.1f KiB per request",
 				(double)t->blk_requests / (double)t->count,
 				(double)t->blk_bytes / 1024.0 / (double)t->count);
@@ -79,7 +94,7 @@ void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit, bo
 	}
 }
 
-json_object *uring_split_json(const struct uring_split *s, bool blk)
+json_object *uring_split_json(const struct uring_split *s, const struct plan *plan)
 {
 	json_object *all = json_object_new_array();
 
@@ -90,7 +105,7 @@ json_object *uring_split_json(const struct uring_split *s, bool blk)
 				       json_object_new_string(op_name(LAYER_IO_URING, op)));
 		json_object_object_add(o, "count", json_object_new_uint64(s->ops[op].count));
 		json_object_object_add(o, "total_ns", json_object_new_uint64(s->ops[op].total_ns));
-		if (blk) {
+		if (plan->uring_blk) {
 			json_object_object_add(o, "blk_requests",
 					       json_object_new_uint64(s->ops[op].blk_requests));
 			json_object_object_add(o, "blk_bytes",
@@ -98,7 +113,11 @@ json_object *uring_split_json(const struct uring_split *s, bool blk)
 		}
 		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
 			const struct cell_hist *h = &s->parts[op][p];
-			json_object *j = json_object_new_object();
+			json_object *j;
+
+			if (!uring_part_shown(plan, p))
+				continue;
+			j = json_object_new_object();
 
 			json_object_object_add(j, "part",
 					       json_object_new_string(uring_part_name(p)));

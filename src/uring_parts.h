@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Where the time of io_uring requests goes (bpf/uring.bpf.c): per op the
- * requests and their total time, and per part (cells.def: inline, io-wq,
- * poll) a histogram of its time per request. The parts of every request
+ * requests and their total time, and per part (cells.def: inline,
+ * io-wq-queued, io-wq, poll) a histogram of its time per request. The parts of every request
  * add up to its latency, so per op they add up to the total.
  */
 #ifndef URING_PARTS_H
 #define URING_PARTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
@@ -20,7 +21,12 @@ struct uring_split {
 	struct cell_hist parts[NR_URING_OPS][NR_URING_PARTS];
 };
 
+struct plan;
+
 const char *uring_part_name(unsigned int part);
+
+/* Is the part measured by this plan (io-wq-queued needs its fentry)? */
+bool uring_part_shown(const struct plan *plan, unsigned int part);
 
 /* d = cur - prev, the requests where a part took no time added as zeros. */
 void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
@@ -29,12 +35,14 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 /*
  * Text: per op with requests, "io_uring read: 6000 requests, avg 45.1 us:
  * inline 100.0% (p50 43.0, p99 80.2)...", times in unit (a unit_name());
- * with blk, "; blk 1.00 requests, 4.0 KiB per request" after.
+ * with plan->uring_blk, "; blk 1.00 requests, 4.0 KiB per request" after.
  */
-void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit, bool blk);
+void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit,
+		      const struct plan *plan);
 
 /* JSON: [{"op", "count", "total_ns", "parts": [{"part", "sum_ns", "p50_ns",
- * "p99_ns"}]}], every op; with blk also "blk_requests" and "blk_bytes". */
-json_object *uring_split_json(const struct uring_split *s, bool blk);
+ * "p99_ns"}]}], every op; with plan->uring_blk also "blk_requests" and
+ * "blk_bytes". Parts: those uring_part_shown(). */
+json_object *uring_split_json(const struct uring_split *s, const struct plan *plan);
 
 #endif /* URING_PARTS_H */

@@ -700,6 +700,44 @@ Test(planner, io_uring_parts)
 		    T("parts: io_uring:io_uring_task_add missing"));
 }
 
+/* io-wq-queued: fentry on io_wq_submit_work (no tracepoint marks a worker
+ * taking a request), where fentry attaches and the function is in BTF, and
+ * not when --attach forces another method; --plan says which. */
+Test(planner, io_uring_iowq_queued_from_fentry)
+{
+	const char *const *tps = T("io_uring_submit_req", "io_uring_complete",
+				   "io_uring_queue_async_work", "io_uring_poll_arm",
+				   "io_uring_task_add");
+	static const struct {
+		enum fake_profile profile;
+		enum attach_method attach;
+		bool in_btf, run;
+		const char *why;
+	} cases[] = {
+		{ FAKE_DEBIAN61, METHOD_NONE, true, true, "io-wq-queued ends at fentry" },
+		{ FAKE_DEBIAN61, METHOD_FENTRY, true, true, "io-wq-queued ends at fentry" },
+		{ FAKE_DEBIAN61, METHOD_TRACEPOINT, true, false, "(--attach)" },
+		{ FAKE_DEBIAN61, METHOD_NONE, false, false, "(not in kernel BTF)" },
+		{ FAKE_TRACEPOINTS, METHOD_NONE, true, false, FAKE_FENTRY_WHY },
+	};
+
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		build(cases[i].profile, "io_uring", cases[i].attach);
+		for (unsigned int tp = 2; tp < 5; tp++)
+			fake_add_tp(&fk, "io_uring", tps[tp]);
+		if (cases[i].in_btf)
+			fake_add_fn(&fk, "io_wq_submit_work");
+		cfg.split_calls = true;
+		replan();
+		cr_assert(plan.uring_parts, "case %u", i);
+		cr_assert_eq(plan.uring_iowq_run, cases[i].run, "case %u", i);
+		expect_cell(LAYER_IO_URING, UOP_FSYNC, METHOD_TP_BTF, tps, T(cases[i].why));
+		cfg.split_calls = false;
+		replan();
+		cr_assert_not(plan.uring_iowq_run, "--no-parts, case %u", i);
+	}
+}
+
 /* --plan names each op's opcodes. */
 Test(planner, io_uring_plan_names_opcodes)
 {

@@ -50,6 +50,10 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		}
 		break;
 	case METHOD_FENTRY:
+		if (r->role == ROLE_URING_IOWQ_RUN) {
+			snprintf(in, sz, "fentry/io_wq_submit_work");
+			break;
+		}
 		snprintf(in, sz, "fentry");
 		snprintf(out, sz, "fexit");
 		break;
@@ -114,6 +118,7 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	cr_assert_not_null(progtab_role(&pt, ROLE_OFFCPU, METHOD_RAW_TP));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_TP_BTF));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_RAW_TP));
+	cr_assert_not_null(progtab_role(&pt, ROLE_URING_IOWQ_RUN, METHOD_FENTRY));
 	for (enum prog_role role = ROLE_LOCK; role <= ROLE_JOURNAL_WAKER; role++) {
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_RAW_TP));
@@ -138,7 +143,8 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		cr_assert_str_eq(bpf_program__section_name(r->entry), in, "program %s",
 				 bpf_program__name(r->entry));
 		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
-		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK) {
+		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK ||
+		    r->role == ROLE_URING_IOWQ_RUN) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
 			continue;
