@@ -92,6 +92,8 @@ static int read_uring_parts(struct tracer *t, struct uring_split *u, int ncpu)
 		for (int cpu = 0; cpu < ncpu; cpu++) {
 			u->ops[op].count += ct[cpu].count;
 			u->ops[op].total_ns += ct[cpu].total_ns;
+			u->ops[op].blk_requests += ct[cpu].blk_requests;
+			u->ops[op].blk_bytes += ct[cpu].blk_bytes;
 		}
 		for (__u32 p = 0; p < NR_URING_PARTS && !ret; p++) {
 			__u32 idx = op * NR_URING_PARTS + p;

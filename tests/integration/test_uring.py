@@ -7,8 +7,8 @@ import json
 import os
 import subprocess
 
-from harness import (ROOT, TOOL, LoopDevice, Skip, Tool, cell, count, diskstats, make_cgroup,
-                     make_tempdir, on_cleanup, run)
+from harness import (ROOT, TOOL, LoopDevice, Skip, Tool, cell, check_blk_count, count, diskstats,
+                     make_cgroup, make_tempdir, on_cleanup, run)
 
 TESTS = []
 URINGWORK = os.path.join(ROOT, "build", "uringwork")
@@ -306,8 +306,9 @@ def uringlayer_block_requests_per_request():
     at iodepth 1 and 32 (32 submitted per io_uring_enter, under a plug),
     from the ring's SQPOLL thread, and from io-wq workers
     (--force_async=1: every request punted). Per op, the requests' block
-    requests equal fio's total_ios, diskstats' count for the loop device
-    and the blk layer's own (-d: that device only); their bytes 4 KiB each;
+    requests equal fio's total_ios and diskstats' count for the loop device
+    (and the blk layer's own, -d: that device only, as check_blk_count
+    allows); their bytes 4 KiB each;
     --trace gives each request its one block request."""
     tmp = make_tempdir()
     loop = DirectLoop(tmp)
@@ -332,7 +333,10 @@ def uringlayer_block_requests_per_request():
               f"{split['blk_requests']} block requests, {split['blk_bytes']} B; "
               f"blk {blk['count']}, diskstats {disk}")
         assert split["count"] == ios, (what, split, ios)
-        assert split["blk_requests"] == ios == disk == blk["count"], (what, split, ios, disk, blk)
+        assert split["blk_requests"] == ios == disk, (what, split, ios, disk)
+        # The blk layer's own count: every completion seen, or counted as
+        # missed where this kernel hides it (harness.check_blk_count).
+        check_blk_count(rep, blk["count"], disk, what)
         assert split["blk_bytes"] == 4096 * ios, (what, split)
         if extra:
             traced = ios
