@@ -257,22 +257,47 @@ static __always_inline __u32 uring_op(__u8 opcode)
 #define KIORING_SETUP_SQPOLL (1U << 1)
 
 /*
+ * The thread that made a SQPOLL ring's kernel thread, from that thread's
+ * name, "iou-sqp-TID", which the kernel gives it from its creator when it
+ * starts (io_sq_data's task_pid was the creator's before Linux 6.x, and is
+ * the SQ thread's own now: not usable). 0: not such a name.
+ */
+static __always_inline __u32 sqpoll_owner(void)
+{
+	static const char prefix[] = "iou-sqp-";
+	char comm[COMM_LEN];
+	__u32 tid = 0;
+	int i;
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < (int)sizeof(prefix) - 1; i++)
+		if (comm[i] != prefix[i])
+			return 0;
+	for (; i < COMM_LEN && comm[i]; i++) {
+		if (comm[i] < '0' || comm[i] > '9')
+			return 0;
+		tid = tid * 10 + (__u32)(comm[i] - '0');
+	}
+	return tid;
+}
+
+/*
  * The filters, applied to the submitter. With SQPOLL the ring's kernel
  * thread (iou-sqp-TID) submits: -t and -c are applied to the thread that
- * made it (io_sq_data's task_pid: the ring's creator, or with
- * IORING_SETUP_ATTACH_WQ the creator of the ring whose thread it shares),
- * -p and --cgroup to the thread itself (of the same process and cgroup).
- * -c reads that thread's name when it is its process's main thread (the
- * thread group's leader, which the SQ thread reaches); a ring made by
- * another thread has a name no tracepoint program can reach on every
- * kernel, and -c matches none of its requests.
+ * made it (TID: the ring's creator, or with IORING_SETUP_ATTACH_WQ the
+ * creator of the ring whose thread it shares), -p and --cgroup to the
+ * thread itself (of the same process and cgroup). -c reads that thread's
+ * name when it is its process's main thread (the thread group's leader,
+ * which the SQ thread reaches); a ring made by another thread has a name no
+ * tracepoint program can reach on every kernel, and -c matches none of its
+ * requests.
  */
 static __always_inline bool uring_submitter_wanted(struct io_kiocb *req, __u64 id)
 {
 	struct io_ring_ctx *ctx;
 	struct task_struct *owner;
 	char comm[COMM_LEN] = {};
-	__s32 owner_tid;
+	__u32 owner_tid;
 
 	if (!targ_tid && !filter_comm)
 		return task_wanted(id);
@@ -281,11 +306,11 @@ static __always_inline bool uring_submitter_wanted(struct io_kiocb *req, __u64 i
 		return task_wanted(id);
 	if (!tgid_wanted(id))
 		return false;
-	owner_tid = BPF_CORE_READ(ctx, sq_data, task_pid);
-	if (targ_tid && (__u32)owner_tid != targ_tid)
+	owner_tid = sqpoll_owner();
+	if (!owner_tid || (targ_tid && owner_tid != targ_tid))
 		return false;
 	if (filter_comm) {
-		if ((__u32)owner_tid != id >> 32)
+		if (owner_tid != id >> 32)
 			return false;
 		owner = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), group_leader);
 		if (bpf_probe_read_kernel_str(comm, sizeof(comm), &owner->comm) <= 0 ||
