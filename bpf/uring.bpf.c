@@ -133,8 +133,8 @@ static __always_inline bool uring_submitting(struct io_ring_ctx *ctx, struct tas
 /*
  * The io_uring request (traced, in flight) whose issue runs in this
  * thread now, and its key; NULL: none. Called by the block layer where a
- * request starts. Without block_io_start, a plugged thread's requests
- * start when its plug is flushed, after the issue that made them: none.
+ * request starts. Without block_io_start, requests under the ring's own
+ * plug start when it is flushed, after the issues that made them: none.
  */
 static __always_inline struct uring_start *uring_issuing(__u64 *key, bool sees_all)
 {
@@ -144,8 +144,6 @@ static __always_inline struct uring_start *uring_issuing(__u64 *key, bool sees_a
 	void *worker;
 
 	if (!uring_blk)
-		return NULL;
-	if (!sees_all && BPF_CORE_READ(task, plug))
 		return NULL;
 	*key = 0;
 	/* Before 5.17 the worker hung off pf_io_worker: not read there. */
@@ -159,9 +157,24 @@ static __always_inline struct uring_start *uring_issuing(__u64 *key, bool sees_a
 		if (work)
 			*key = (__u64)work - bpf_core_field_offset(struct io_kiocb, work);
 	} else {
+		struct io_ring_ctx *ctx;
+
 		m = bpf_map_lookup_elem(&uring_issuing_map, &tid);
-		if (m && m->req && uring_submitting((struct io_ring_ctx *)m->ctx, task))
-			*key = m->req;
+		if (!m || !m->req)
+			return NULL;
+		ctx = (struct io_ring_ctx *)m->ctx;
+		if (!uring_submitting(ctx, task))
+			return NULL;
+		/*
+		 * Under the ring's own plug (a submission of more than two
+		 * entries), a request starts at the flush, at the end of the
+		 * submission; a plug the issue itself started (iomap's direct
+		 * I/O) is flushed before the issue returns.
+		 */
+		if (!sees_all && (__u64)BPF_CORE_READ(task, plug) ==
+					 m->ctx + bpf_core_field_offset(ctx->submit_state.plug))
+			return NULL;
+		*key = m->req;
 	}
 	if (!*key)
 		return NULL;
