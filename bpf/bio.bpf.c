@@ -119,7 +119,7 @@ static __always_inline int bio_queued(struct bio *bio)
 	if (by_pid || by_disk || by_cgroup)
 		bio_keys_made(bio, &v);
 	v.start_ns = bpf_ktime_get_ns();
-	err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST);
+	err = map_err(bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST));
 	if (err == -EEXIST) {
 		count_drop(DROP_BIO_COMPLETION_MISSED);
 		err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_ANY);
