@@ -19,8 +19,12 @@
  * is taken from block_rq_complete, walking the bios the completed bytes
  * cover. A split there leaves the parent as the last piece (the rest goes
  * round again) and chains the pieces cut off it to it (bio_chain: their
- * bi_private is the parent, whose __bi_remaining counts them): the parent
- * ends with whichever piece ends last, as bio_endio() has it.
+ * bi_private is the parent), each piece traced by block_split: the parent
+ * ends with whichever of its own I/O and its pieces ends last. Its
+ * __bi_remaining cannot tell that: other holders raise it too (btrfs sends
+ * the bio of a DUP metadata write to one mirror and a clone of it to the
+ * other, and the clone's end ends the bio: no tracepoint sees that), so
+ * the bio layer counts the pieces itself, in bio_start.pending.
  *
  * Included by iostackbreak.bpf.c after blk.bpf.c, whose -d knobs it reads.
  */
@@ -118,8 +122,9 @@ static __always_inline int bio_queued(struct bio *bio)
 	}
 	if (by_pid || by_disk || by_cgroup)
 		bio_keys_made(bio, &v);
+	v.pending = 1; /* its own I/O */
 	v.start_ns = bpf_ktime_get_ns();
-	err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST);
+	err = map_err(bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST));
 	if (err == -EEXIST) {
 		count_drop(DROP_BIO_COMPLETION_MISSED);
 		err = bpf_map_update_elem(&bio_starts, &key, &v, BPF_ANY);
@@ -185,10 +190,8 @@ static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
 struct rq_walk {
 	__u64 bio; /* the next bio, 0 at the end */
 	__u64 now;
-	__u64 last; /* the parent of the bio before, for pieces of one parent */
 	__u32 done; /* bytes of the bios walked so far */
 	__u32 nr_bytes;
-	__u32 same; /* pieces of last ended before in this request */
 	__u32 error;
 };
 
@@ -200,7 +203,7 @@ static long rq_walk_step(__u32 i, struct rq_walk *w)
 {
 	struct bio *bio = (struct bio *)w->bio;
 	__u64 key = w->bio;
-	int remaining;
+	struct bio_start *v;
 
 	if (!bio)
 		return 1;
@@ -208,16 +211,15 @@ static long rq_walk_step(__u32 i, struct rq_walk *w)
 	if (w->done > w->nr_bytes)
 		return 1;
 	w->bio = (__u64)BPF_CORE_READ(bio, bi_next);
-	if (!bpf_map_lookup_elem(&bio_starts, &key)) {
+	v = bpf_map_lookup_elem(&bio_starts, &key);
+	if (!v) {
 		/* A piece split off a bio we time? */
 		key = (__u64)BPF_CORE_READ(bio, bi_private);
-		if (!key || !bpf_map_lookup_elem(&bio_starts, &key))
+		v = key ? bpf_map_lookup_elem(&bio_starts, &key) : NULL;
+		if (!v)
 			return 0;
 	}
-	w->same = key == w->last ? w->same + 1 : 0;
-	w->last = key;
-	remaining = BPF_CORE_READ((struct bio *)key, __bi_remaining.counter);
-	if (remaining - (int)w->same <= 1)
+	if (__sync_fetch_and_add(&v->pending, -1) == 1)
 		bio_completed(key, w->error, w->now);
 	return 0;
 }
@@ -226,9 +228,8 @@ static long rq_walk_step(__u32 i, struct rq_walk *w)
  * A request completes nr_bytes: the bios at its head that those bytes
  * cover end now (blk_update_request ends them in this order). A partial
  * completion ends only the bios it covers; the rest end with a later one.
- * A bio we time, or a piece chained to one, ends it when no other piece
- * is left: its __bi_remaining, read before this request's bios end, less
- * the pieces of the same parent ended before it in this request, is 1.
+ * A bio we time, or a piece split off one, takes one off the bio's
+ * pending count; the last one ends it.
  */
 static __always_inline int bio_rq_done(struct request *rq, __u8 error, __u32 nr_bytes)
 {
@@ -241,6 +242,21 @@ static __always_inline int bio_rq_done(struct request *rq, __u8 error, __u32 nr_
 
 	if (w.bio)
 		bpf_loop(MAX_RQ_BIOS, rq_walk_step, &w, 0);
+	return 0;
+}
+
+/*
+ * block_split: a piece cut off a bio (the bio goes round again as the
+ * rest), chained to it just before (its bi_private is the bio). A bio we
+ * time has one more end to wait for.
+ */
+static __always_inline int bio_split_seen(struct bio *piece)
+{
+	__u64 key = (__u64)BPF_CORE_READ(piece, bi_private);
+	struct bio_start *v = key ? bpf_map_lookup_elem(&bio_starts, &key) : NULL;
+
+	if (v)
+		__sync_fetch_and_add(&v->pending, 1);
 	return 0;
 }
 
@@ -299,6 +315,19 @@ int rt_bio_remap(struct bpf_raw_tracepoint_args *ctx)
 	if (bio_queue_argn)
 		return bio_remap((struct bio *)ctx->args[1], (__u32)ctx->args[2]);
 	return bio_remap((struct bio *)ctx->args[0], (__u32)ctx->args[1]);
+}
+
+/* (piece, new_sector), the queue argument first before 5.11. */
+SEC("tp_btf/block_split")
+int tb_bio_split(__u64 *ctx)
+{
+	return bio_split_seen(BIO_ARG(ctx));
+}
+
+SEC("raw_tp/block_split")
+int rt_bio_split(struct bpf_raw_tracepoint_args *ctx)
+{
+	return bio_split_seen(BIO_ARG(ctx->args));
 }
 
 SEC("raw_tp/block_bio_queue")

@@ -138,7 +138,7 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 	struct rq_start *old;
 	long err;
 
-	err = bpf_map_update_elem(&rq_starts, &key, v, BPF_NOEXIST);
+	err = map_err(bpf_map_update_elem(&rq_starts, &key, v, BPF_NOEXIST));
 	if (err == -EEXIST) {
 		old = bpf_map_lookup_elem(&rq_starts, &key);
 		if (old && !blk_origin_sees_all && old->alloc_ns && old->alloc_ns == v->alloc_ns) {

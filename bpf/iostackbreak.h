@@ -530,7 +530,7 @@ struct bio_start {
 	__u32 dev;	     /* the bio's disk, when filtered or split by it */
 	char comm[COMM_LEN]; /* submitter's name, for -P */
 	__u32 upper;	     /* -D: the device that remapped it here (dm-0), or 0 */
-	__u32 pad;
+	__u32 pending;	     /* in a request: its own end and its split pieces' to come */
 	__u64 cgid; /* -G: the submitter's cgroup */
 };
 

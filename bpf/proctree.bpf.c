@@ -14,7 +14,7 @@ static __always_inline int on_fork(__u32 parent_tgid, __u32 child_tgid)
 	/* A new thread of a traced process is traced already. */
 	if (parent_tgid == child_tgid || !tgid_traced(parent_tgid))
 		return 0;
-	err = bpf_map_update_elem(&followed, &child_tgid, &one, BPF_NOEXIST);
+	err = map_err(bpf_map_update_elem(&followed, &child_tgid, &one, BPF_NOEXIST));
 	if (err && err != -EEXIST)
 		count_drop(DROP_PROCESS_SET_FULL);
 	return 0;

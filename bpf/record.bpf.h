@@ -14,6 +14,19 @@
 /* From include/uapi/asm-generic/errno-base.h: vmlinux.h has no macros. */
 #define EEXIST 17
 
+/*
+ * A bpf_map_update_elem() error as the int the map returned. Before Linux
+ * 6.4 ("bpf: return long from bpf_map_ops funcs") the verifier turned the
+ * helper into a direct call of the map's update function, which returned
+ * int: an error reached the program zero-extended, -EEXIST as 0xffffffef,
+ * and a 64-bit compare with -EEXIST never matched. On 6.1 each bio or
+ * request queued again over an open entry was so counted as a full map.
+ */
+static __always_inline int map_err(long err)
+{
+	return (int)err;
+}
+
 const volatile bool by_pid;   /* -P */
 const volatile bool by_disk;  /* -D */
 const volatile bool by_flags; /* -F */
@@ -154,7 +167,7 @@ static __always_inline struct breakdown_cell *breakdown_cell_of(__u32 full,
 
 		if (!z)
 			return NULL;
-		err = bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST);
+		err = map_err(bpf_map_update_elem(&breakdown_cells, key, z, BPF_NOEXIST));
 		if (err && err != -EEXIST) { /* EEXIST: another CPU made it */
 			count_drop(full);
 			return NULL;

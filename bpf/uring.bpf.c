@@ -376,7 +376,7 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	v.start_ns = bpf_ktime_get_ns();
 	v.last_ns = v.start_ns;
 	v.part = URING_PART_INLINE;
-	err = bpf_map_update_elem(&uring_starts, &key, &v, BPF_NOEXIST);
+	err = map_err(bpf_map_update_elem(&uring_starts, &key, &v, BPF_NOEXIST));
 	if (err == -EEXIST) {
 		/* The struct's last request completed unseen (see above). */
 		count_drop(DROP_URING_COMPLETION_MISSED);

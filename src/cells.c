@@ -52,7 +52,8 @@ const char *const uring_tp_names[NR_URING_TPS] = {
 unsigned int blk_tp_layer(enum blk_tp tp)
 {
 	return tp == BLK_TP_BIO_QUEUE || tp == BLK_TP_BIO_COMPLETE ||
-		       tp == BLK_TP_BIO_RQ_COMPLETE || tp == BLK_TP_BIO_REMAP
+		       tp == BLK_TP_BIO_RQ_COMPLETE || tp == BLK_TP_BIO_REMAP ||
+		       tp == BLK_TP_BIO_SPLIT
 		   ? LAYER_BIO
 		   : LAYER_BLK;
 }

@@ -20,12 +20,8 @@ enum layer_kind {
 };
 
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
-/*
- * Without -T: every layer but bio, which is asked for by name (or "all")
- * until its cost beside blk is measured and its bio_map_full drops on 6.1
- * are explained (issue 23).
- */
-#define DEFAULT_LAYERS (ALL_LAYERS & ~(1U << LAYER_BIO))
+/* Without -T: every layer. */
+#define DEFAULT_LAYERS ALL_LAYERS
 /* The layers that time calls of threads (all before io_uring). */
 #define THREAD_LAYERS ((1U << NR_CALL_LAYERS) - 1)
 /* The device layers: they time bios and requests, per disk, not calls. */

@@ -129,7 +129,7 @@ static const char *type_help(void)
 	static char help[320];
 
 	if (!help[0])
-		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all but bio)",
+		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all)",
 			 layer_names_list());
 	return help;
 }

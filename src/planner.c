@@ -455,6 +455,9 @@ static void plan_bio(const struct kcaps *caps, const struct config *cfg, struct 
 		/* -D: the stack, from the remaps of stacked devices. */
 		if (cfg->per_disk && blk_tp_exists(caps, BLK_TP_BIO_REMAP))
 			cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_REMAP];
+		/* The pieces a bio is split into on a request-based disk. */
+		if (blk_tp_exists(caps, BLK_TP_BIO_SPLIT))
+			cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_SPLIT];
 		cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_QUEUE];
 		cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_COMPLETE];
 		cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_RQ_COMPLETE];

@@ -44,6 +44,7 @@ static const struct {
 	[BLK_TP_BIO_COMPLETE] = { PROG(tb_bio_complete), PROG(rt_bio_complete) },
 	[BLK_TP_BIO_RQ_COMPLETE] = { PROG(tb_bio_rq_complete), PROG(rt_bio_rq_complete) },
 	[BLK_TP_BIO_REMAP] = { PROG(tb_bio_remap), PROG(rt_bio_remap) },
+	[BLK_TP_BIO_SPLIT] = { PROG(tb_bio_split), PROG(rt_bio_split) },
 };
 
 static struct bpf_program *at(struct iostackbreak_bpf *skel, size_t off)

@@ -149,7 +149,9 @@ static void expect_bio(enum attach_method src)
 {
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
 		expect_cell(LAYER_BIO, op, src,
-			    T("block_bio_queue", "block_bio_complete", "block_rq_complete"), NULL);
+			    T("block_split", "block_bio_queue", "block_bio_complete",
+			      "block_rq_complete"),
+			    NULL);
 }
 
 /* ---- (a) a Debian 6.1 kernel ---- */
@@ -1111,7 +1113,7 @@ Test(planner, bio_per_disk_adds_the_remaps)
 	replan();
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
 		expect_cell(LAYER_BIO, op, METHOD_TP_BTF,
-			    T("block_bio_remap", "block_bio_queue", "block_bio_complete",
+			    T("block_bio_remap", "block_split", "block_bio_queue", "block_bio_complete",
 			      "block_rq_complete"),
 			    NULL);
 }

@@ -297,6 +297,7 @@ static inline void fake_kernel_init(struct fake_kernel *fk, enum fake_profile p)
 	fake_add_tp(fk, "io_uring", "io_uring_complete");
 	fake_add_tp(fk, "block", "block_bio_complete");
 	fake_add_tp(fk, "block", "block_bio_remap");
+	fake_add_tp(fk, "block", "block_split");
 
 	fk->caps = (struct kcaps){
 		.btf = true,
