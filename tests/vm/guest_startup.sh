@@ -15,7 +15,11 @@
 #             memory are "confidentiality" items): fentry and exact counts.
 #   nobtf     /sys/kernel/btf hidden under an empty tmpfs: to user space,
 #             a kernel built without CONFIG_DEBUG_INFO_BTF. One line on
-#             stderr says BTF is missing and what to do; exit status 1.
+#             stderr says BTF is missing and what to do (--btf, BTFHub);
+#             exit status 1. Given a copy of the kernel's BTF (taken before
+#             hiding it) with --btf=FILE, the tool traces with kprobes and
+#             raw tracepoints (no fentry, no tp_btf: the kernel checks those
+#             against a BTF user space no longer sees), with exact counts.
 # Each check prints "PASS name" or "FAIL name: details"; exit status 1 if
 # any failed.
 set -uo pipefail
@@ -36,12 +40,13 @@ cnt() { jq -r --arg l "$1" --arg o "$2" '[.cells[] | select(.layer == $l and .op
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security
 echo "guest: kernel $(uname -r), case '$case', lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo '?'), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable)"
 
-# traced_dd: N direct 4 KiB reads of /dev/vdd by dd, traced on syscall, vfs,
-# ext4 and blk; checks the counts against dd's own and /proc/diskstats.
+# traced_dd [TOOL ARGS]: N direct 4 KiB reads of /dev/vdd by dd, traced on
+# syscall, vfs and blk; checks the counts against dd's own and
+# /proc/diskstats.
 traced_dd() {
 	local r0 r1 rc
 	r0=$(disk_reads vdd)
-	iostackbreak -T syscall,vfs,blk --json -- dd if=/dev/vdd of=/dev/null bs=4096 count=$N iflag=direct \
+	iostackbreak -T syscall,vfs,blk --json "$@" -- dd if=/dev/vdd of=/dev/null bs=4096 count=$N iflag=direct \
 		>/tmp/run.json 2>/tmp/run.err
 	rc=$?
 	r1=$(disk_reads vdd)
@@ -84,18 +89,30 @@ integrity)
 	traced_dd
 	;;
 nobtf)
+	cp /sys/kernel/btf/vmlinux /tmp/vmlinux.btf || fail "nobtf" "cannot copy the kernel's BTF"
 	mount -t tmpfs -o ro,size=4k none /sys/kernel/btf || { fail "nobtf" "cannot hide /sys/kernel/btf"; exit 1; }
 	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
 	rc=$?
-	umount /sys/kernel/btf
 	sed 's/^/    /' /tmp/plan.err
 	check_eq "nobtf: --plan exit status" "$rc" 1
 	check_eq "nobtf: lines on stderr" "$(wc -l </tmp/plan.err)" 1
-	if grep -q 'BTF' /tmp/plan.err && grep -q 'CONFIG_DEBUG_INFO_BTF' /tmp/plan.err; then
-		pass "nobtf: the line names BTF and CONFIG_DEBUG_INFO_BTF"
+	if grep -q 'BTF' /tmp/plan.err && grep -q 'CONFIG_DEBUG_INFO_BTF' /tmp/plan.err &&
+		grep -q -- '--btf=FILE' /tmp/plan.err && grep -q 'BTFHub' /tmp/plan.err; then
+		pass "nobtf: the line names BTF, CONFIG_DEBUG_INFO_BTF, --btf=FILE and BTFHub"
 	else
 		fail "nobtf: the line" "$(cat /tmp/plan.err)"
 	fi
+	# The kernel's BTF from a file: kprobes for functions, raw tracepoints.
+	iostackbreak --btf=/tmp/vmlinux.btf --plan >/tmp/plan.out 2>/tmp/plan.err
+	check_eq "nobtf: --btf=FILE --plan exit status" "$?" 0
+	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
+	row=$(plan_line vfs read)
+	if [[ $row == *kprobe* ]]; then pass "nobtf: --btf: vfs read traced with kprobe"; else fail "nobtf: --btf: vfs read" "plan row '$row'"; fi
+	row=$(plan_line syscall read)
+	if [[ $row == *raw_tp* ]]; then pass "nobtf: --btf: syscall read from raw_tp"; else fail "nobtf: --btf: syscall read" "plan row '$row'"; fi
+	case=nobtf-btf-file
+	traced_dd --btf=/tmp/vmlinux.btf
+	umount /sys/kernel/btf
 	;;
 *)
 	fail "usage" "guest_startup.sh nojit|integrity|nobtf, not '$case'"
