@@ -49,7 +49,8 @@ def plan_rows(out):
     rows = []
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 3 and f[0] in ("syscall", "blk"):
+        # (not the notes after the table: "blk timing: ...")
+        if len(f) >= 3 and f[0] in ("syscall", "blk") and not f[1].endswith(":"):
             rows.append(tuple(f[:3]))
     return rows
 
