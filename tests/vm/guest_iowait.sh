@@ -72,7 +72,7 @@ if [[ $MODE == da ]]; then
 	ft=$(awk -v p="$pid" '
 		/sched_switch:/ && $0 ~ ("prev_pid=" p " ") && / prev_state=D / { t = $4 + 0; out = 1 }
 		/sched_wakeup:/ && $0 ~ ("pid=" p " ") && out { sum += $4 - t; n++; out = 0 }
-		END { printf "%d ns over %d sleeps", sum * 1e9, n }' "$T/trace")
+		END { printf "%.0f ns over %d sleeps", sum * 1e9, n }' "$T/trace")
 	echo "uptime $(cut -d' ' -f1 /proc/uptime) s; dd pid $pid: kernel blkio ${ticks} ticks; ours io_wait ${io} ns; sched trace D->wakeup ${ft}"
 	rmmod null_blk
 	exit 0
