@@ -537,9 +537,11 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 			 const struct targets *tg, bool task_storage, long hash_slots, char *err,
 			 size_t errsz)
 {
+	/* --btf's file for CO-RE, as for the probes (src/probe.c). */
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = cfg->btf);
 	int ret;
 
-	t->skel = iostackbreak_bpf__open();
+	t->skel = iostackbreak_bpf__open_opts(&open_opts);
 	if (!t->skel) {
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;

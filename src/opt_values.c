@@ -241,6 +241,17 @@ int opt_file(struct config *cfg, const char *arg)
 	return 0;
 }
 
+/* Only the path: its contents are read (and refused) when the kernel is
+ * probed (src/probe.c). */
+int opt_btf(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return opt_fail(cfg, "empty --btf: give a BTF file of this kernel, e.g. one "
+				     "from BTFHub");
+	cfg->btf = arg;
+	return 0;
+}
+
 int opt_trace(struct config *cfg, const char *arg)
 {
 	if (!*arg)

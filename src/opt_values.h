@@ -36,6 +36,7 @@ int opt_output(struct config *cfg, const char *arg);
 int opt_heatmap(struct config *cfg, const char *arg);
 int opt_file(struct config *cfg, const char *arg);
 int opt_trace(struct config *cfg, const char *arg);
+int opt_btf(struct config *cfg, const char *arg);
 
 /* The checks against the other options (opt_checks.c), one per option. */
 int opt_check_pid(struct config *cfg);

@@ -201,6 +201,7 @@ enum long_only_keys {
 	OPT_LIVE,
 	OPT_ALL_FDS,
 	OPT_CGROUP_GRACE,
+	OPT_BTF,
 };
 
 /*
@@ -331,6 +332,12 @@ static const struct opt_row rows[] = {
 	  SET(json) },
 	{ "attach", OPT_ATTACH, "METHOD", .make_help = attach_help, .parse = parse_attach,
 	  .once = true },
+	{ "btf", OPT_BTF, "FILE",
+	  "Read the kernel's types from this BTF file (a BTFHub file, or a copy of "
+	  "/sys/kernel/btf/vmlinux of the same build) instead of /sys/kernel/btf/vmlinux, "
+	  "for CO-RE and the probes of the kernel; the kernel's own BTF is still needed "
+	  "(fentry, tp_btf and the object's kfunc resolve there)",
+	  .parse = opt_btf, .once = true },
 	{ "plan", OPT_PLAN, NULL,
 	  "Attach, print for every layer and operation the source used and why "
 	  "others were rejected, then exit",

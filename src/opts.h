@@ -44,6 +44,7 @@ struct config {
 	bool plan_only;		   /* --plan: print the plan as attached, exit */
 	bool verbose;		   /* -v: plan on stderr and libbpf's messages */
 	enum attach_method attach; /* --attach: METHOD_NONE (auto) or the one forced */
+	const char *btf;	   /* --btf: the kernel's BTF from this file */
 	unsigned int interval;	   /* seconds between reports; 0: one at the end */
 	unsigned int count;	   /* number of interval reports; 0: until stopped */
 	char **command;		   /* -- COMMAND ARGS...: NULL-terminated */

@@ -14,7 +14,7 @@
 #include "opts.h"
 
 struct kcaps {
-	bool btf;		/* /sys/kernel/btf/vmlinux loads */
+	bool btf;		/* the kernel's own BTF: /sys/kernel/btf/vmlinux loads */
 	bool fentry;		/* a trial fentry/fexit loaded and attached */
 	const char *fentry_why; /* if not, why (one phrase) */
 	bool kprobes;		/* the kernel can create kprobes */

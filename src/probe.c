@@ -15,10 +15,12 @@
 #include "probe.h"
 
 #define MAX_NAMES 64
+#define SYSFS_BTF "/sys/kernel/btf/vmlinux"
 
 /* What the probes found, behind caps->ctx. */
 struct probe_ctx {
-	struct btf *vmlinux;
+	struct btf *kernel; /* the kernel's own (sysfs); NULL without CONFIG_DEBUG_INFO_BTF */
+	struct btf *types;  /* its types: --btf's file, else the kernel's own */
 	struct btf *modules[NR_LAYERS]; /* split BTF of fs modules, by layer */
 	const char *names[MAX_NAMES];	/* functions we may attach to */
 	bool in_kallsyms[MAX_NAMES];
@@ -73,7 +75,7 @@ static bool func_in_btf(void *ctx, const char *func)
 {
 	struct probe_ctx *p = ctx;
 
-	if (btf_has_func(p->vmlinux, func))
+	if (btf_has_func(p->kernel, func))
 		return true;
 	for (unsigned int i = 0; i < NR_LAYERS; i++)
 		if (btf_has_func(p->modules[i], func))
@@ -235,9 +237,15 @@ static void probe_fentry(struct probe_ctx *p, struct kcaps *caps)
 	for (unsigned int i = 0; i < NR_CELL_TARGETS && !targets[0]; i++)
 		if (cell_targets[i].kind == TARGET_KFUNC)
 			targets[0] = cell_targets[i].name;
+	if (!p->kernel) {
+		snprintf(p->fentry_why, sizeof(p->fentry_why),
+			 "no kernel BTF (" SYSFS_BTF "): fentry attaches by the "
+			 "kernel's own, --btf's file does not serve");
+		return;
+	}
 	for (unsigned int i = 0; i < 3 && id < 0; i++)
 		if (targets[i])
-			id = btf__find_by_name_kind(p->vmlinux, targets[i], BTF_KIND_FUNC);
+			id = btf__find_by_name_kind(p->kernel, targets[i], BTF_KIND_FUNC);
 	if (id < 0) {
 		snprintf(p->fentry_why, sizeof(p->fentry_why),
 			 "no function to try fentry on in kernel BTF");
@@ -386,7 +394,87 @@ static bool probe_uring_parts_args(const struct btf *btf)
 	return true;
 }
 
-int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
+/*
+ * The kernel's BTF from --btf's file (path), which must hold a kernel's
+ * types: a bad one is refused with what to give instead.
+ */
+static int load_btf_file(struct probe_ctx *p, const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		snprintf(err, errsz, "--btf %s: %s: give a BTF file of this kernel", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errsz, "--btf %s: not a regular file: give a BTF file of this kernel",
+			 path);
+		return -1;
+	}
+	p->types = btf__parse(path, NULL);
+	if (!p->types) {
+		snprintf(err, errsz,
+			 "--btf %s: not a BTF file (raw BTF as in /sys/kernel/btf/vmlinux, or "
+			 "an ELF file with a .BTF section; BTFHub's .btf.tar.xz files must be "
+			 "unpacked first)",
+			 path);
+		return -1;
+	}
+	/* A BPF object's BTF has the kernel's structs it reads, but none of the
+	 * kernel's functions. */
+	if (btf__find_by_name_kind(p->types, "task_struct", BTF_KIND_STRUCT) < 0 ||
+	    btf__find_by_name_kind(p->types, "schedule", BTF_KIND_FUNC) < 0) {
+		snprintf(err, errsz,
+			 "--btf %s: BTF, but not a kernel's (no struct task_struct or function "
+			 "schedule): give this kernel's vmlinux BTF, not a module's or a BPF "
+			 "program's",
+			 path);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The kernel's own BTF, which fentry and tp_btf attach by and module BTF
+ * extends, and the types to read its structures by: --btf's file when
+ * given (libbpf's CO-RE relocations use the same file, src/attach.c),
+ * else the kernel's own, else a vmlinux image libbpf finds in /boot.
+ */
+static int load_btf(struct probe_ctx *p, const char *path, char *err, size_t errsz)
+{
+	if (!access(SYSFS_BTF, R_OK))
+		p->kernel = btf__parse(SYSFS_BTF, NULL);
+	if (path && !p->kernel) {
+		/*
+		 * libbpf resolves the object's kfunc (bpf_rdonly_cast, a typed
+		 * __ksym) in the kernel's own BTF only, and refuses to load
+		 * without it (ESRCH), --btf or not. Say so before trying.
+		 */
+		snprintf(err, errsz,
+			 "--btf %s: this kernel has no BTF of its own (" SYSFS_BTF "), and "
+			 "iostackbreak's BPF object calls a kernel function (bpf_rdonly_cast) "
+			 "that libbpf resolves only there: --btf serves a kernel with BTF; boot "
+			 "one built with CONFIG_DEBUG_INFO_BTF=y",
+			 path);
+		return -1;
+	}
+	if (path)
+		return load_btf_file(p, path, err, errsz);
+	p->types = p->kernel ? p->kernel : btf__load_vmlinux_btf();
+	if (!p->types) {
+		snprintf(err, errsz,
+			 "this kernel has no BTF (" SYSFS_BTF " missing: built without "
+			 "CONFIG_DEBUG_INFO_BTF); iostackbreak needs it: give this kernel's BTF "
+			 "with --btf=FILE (BTFHub has files for many distribution kernels), or "
+			 "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian, Ubuntu, Fedora "
+			 "and RHEL kernels are)");
+		return -1;
+	}
+	return 0;
+}
+
+int kcaps_probe(struct kcaps *caps, const char *btf_path, char *err, size_t errsz)
 {
 	struct probe_ctx *p = calloc(1, sizeof(*p));
 
@@ -401,16 +489,10 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	caps->func_in_kallsyms = func_in_kallsyms;
 	caps->fs_registered = fs_registered;
 	caps->blk_stamped = blk_stamped;
-	p->vmlinux = btf__load_vmlinux_btf();
-	if (!p->vmlinux) {
-		snprintf(err, errsz,
-			 "this kernel has no BTF (/sys/kernel/btf/vmlinux missing: "
-			 "built without CONFIG_DEBUG_INFO_BTF); iostackbreak needs it: boot a "
-			 "kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian, Ubuntu, Fedora and "
-			 "RHEL kernels are)");
+	if (load_btf(p, btf_path, err, errsz))
 		return -1;
-	}
-	caps->btf = true;
+	/* tp_btf and fentry: the kernel checks them against its own BTF. */
+	caps->btf = p->kernel != NULL;
 	/* Layers in modules: their functions are in the module's BTF. */
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		char path[64];
@@ -418,8 +500,8 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 		if (!layer_module(layer))
 			continue;
 		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", layer_module(layer));
-		if (!access(path, R_OK))
-			p->modules[layer] = btf__parse_split(path, p->vmlinux);
+		if (p->kernel && !access(path, R_OK))
+			p->modules[layer] = btf__parse_split(path, p->kernel);
 	}
 	scan_kallsyms(p);
 	if (p->syscall_prefix[0])
@@ -429,14 +511,16 @@ int kcaps_probe(struct kcaps *caps, char *err, size_t errsz)
 	probe_kprobes(p, caps);
 	caps->kprobe_why = p->kprobe_why;
 	/* block_rq_issue(void *, q, rq): before 5.11 */
-	caps->blk_rq_q_arg = tp_proto_params(p->vmlinux, "block_rq_issue") == 3;
-	caps->bio_q_arg = tp_proto_params(p->vmlinux, "block_bio_queue") == 3; /* (q, bio) */
+	caps->blk_rq_q_arg = tp_proto_params(p->types, "block_rq_issue") == 3;
+	caps->bio_q_arg = tp_proto_params(p->types, "block_bio_queue") == 3; /* (q, bio) */
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
-	caps->uring_complete_fields = tp_proto_params(p->vmlinux, "io_uring_complete") > 4;
-	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->vmlinux);
-	caps->rdonly_cast = btf__find_by_name_kind(p->vmlinux, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
+	caps->uring_complete_fields = tp_proto_params(p->types, "io_uring_complete") > 4;
+	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->types);
+	/* A kfunc: libbpf and the kernel resolve it in the kernel's own BTF. */
+	caps->rdonly_cast = p->kernel &&
+			    btf__find_by_name_kind(p->kernel, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	p->skips_pid1 = caps->bpf_skips_pid1;
-	caps->uring_parts_other_args = !probe_uring_parts_args(p->vmlinux);
+	caps->uring_parts_other_args = !probe_uring_parts_args(p->types);
 	return 0;
 }
 
@@ -448,7 +532,9 @@ void kcaps_free(struct kcaps *caps)
 		return;
 	for (unsigned int i = 0; i < NR_LAYERS; i++)
 		btf__free(p->modules[i]);
-	btf__free(p->vmlinux);
+	if (p->types != p->kernel)
+		btf__free(p->types);
+	btf__free(p->kernel);
 	free(p);
 	caps->ctx = NULL;
 }

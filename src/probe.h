@@ -7,8 +7,12 @@
 
 #include "planner.h"
 
-/* Returns 0, or -1 with the reason in err when the kernel cannot run us. */
-int kcaps_probe(struct kcaps *caps, char *err, size_t errsz);
+/*
+ * Returns 0, or -1 with the reason in err when the kernel cannot run us.
+ * btf_path: --btf's file, read for the kernel's types instead of its own
+ * BTF (NULL: the kernel's own).
+ */
+int kcaps_probe(struct kcaps *caps, const char *btf_path, char *err, size_t errsz);
 void kcaps_free(struct kcaps *caps);
 
 /* The BPF JIT is off (net.core.bpf_jit_enable = 0): programs run interpreted. */

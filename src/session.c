@@ -252,7 +252,7 @@ static int session_start(struct session *s)
 
 	if (resolve_targets(s))
 		return -1;
-	if (kcaps_probe(&s->caps, err, sizeof(err))) {
+	if (kcaps_probe(&s->caps, cfg->btf, err, sizeof(err))) {
 		say("%s", err);
 		return -1;
 	}

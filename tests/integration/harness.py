@@ -247,8 +247,9 @@ def fail_on_purpose(stage):
 class Tool:
     """iostackbreak running in the background until stop()."""
 
-    def __init__(self, *args, timeout=60, env=None):
-        self.args = [TOOL, *args]
+    def __init__(self, *args, timeout=60, env=None, prefix=()):
+        # prefix: a command that execs it (unshare ... sh -c 'exec "$@"').
+        self.args = [*prefix, TOOL, *args]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
                                      env={**os.environ, **env} if env else None)

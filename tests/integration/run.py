@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import Skip  # noqa: E402
 import test_bad_input  # noqa: E402
+import test_btf  # noqa: E402
 import test_bio  # noqa: E402
 import test_blk_exact  # noqa: E402
 import test_blk_stamped  # noqa: E402
@@ -45,7 +46,7 @@ TESTS = (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS + test_chil
          + test_prometheus.TESTS + test_parts.TESTS + test_events.TESTS + test_terminal.TESTS
          + test_faults.TESTS + test_fds.TESTS + test_bad_input.TESTS + test_blk_exact.TESTS
          + test_flush.TESTS + test_uring.TESTS + test_why.TESTS
-         + test_blk_stamped.TESTS + test_bio.TESTS)
+         + test_blk_stamped.TESTS + test_bio.TESTS + test_btf.TESTS)
 
 
 class TestTimeout(Exception):

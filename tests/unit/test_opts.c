@@ -94,6 +94,8 @@ static const struct ok_case ok_cases[] = {
 	{ .args = { "-c", "fifteen_chars_x", NULL }, .want = { DEF, .comm = "fifteen_chars_x" } },
 	{ .args = { "--cgroup", "/sys/fs/cgroup/db.slice", NULL },
 	  .want = { DEF, .cgroup = "/sys/fs/cgroup/db.slice" } },
+	{ .args = { "--btf=/var/lib/btf/5.4.0-42-generic.btf", NULL },
+	  .want = { DEF, .btf = "/var/lib/btf/5.4.0-42-generic.btf" } },
 	{ .args = { "-P", NULL }, .want = { DEF, .per_process = true } },
 	{ .args = { "-T", "blk", "-D", "-F", NULL },
 	  .want = { .layers = LAYER(LAYER_BLK),
@@ -242,6 +244,7 @@ static void check_ok(const struct ok_case *tc)
 	cr_assert_eq(cfg.tid, w->tid, "[%s] tid %d, want %d", what, cfg.tid, w->tid);
 	check_str(what, "comm", cfg.comm, w->comm);
 	check_str(what, "cgroup", cfg.cgroup, w->cgroup);
+	check_str(what, "btf", cfg.btf, w->btf);
 	cr_assert_eq(cfg.per_disk, w->per_disk, "[%s] per_disk", what);
 	cr_assert_eq(cfg.per_process, w->per_process, "[%s] per_process", what);
 	cr_assert_eq(cfg.per_flags, w->per_flags, "[%s] per_flags", what);
@@ -390,6 +393,8 @@ static const struct bad_case bad_cases[] = {
 	{ { "--textfile=", NULL }, "--textfile" },
 	{ { "-o", "", NULL }, "empty -o" },
 	{ { "-o", "/a", "--output=/b", NULL }, "given twice" },
+	{ { "--btf=", NULL }, "empty --btf" },
+	{ { "--btf=/a", "--btf", "/b", NULL }, "--btf given twice" },
 	{ { "--prometheus=9633", "-o", "/tmp/r", NULL }, "drop -o" },
 	{ { "--live", "-o", "/tmp/r", NULL }, "drop -o" },
 	/* Exporter mode runs until stopped and exports seconds: options for
@@ -520,7 +525,7 @@ Test(opts, help_text, .init = cr_redirect_stdout)
 	static const char *const args[] = { "--help", NULL };
 	struct argv_buf a;
 	struct config cfg;
-	char text[8192];
+	char text[16384]; /* the whole help (9 KiB with --btf) */
 	size_t n;
 	FILE *f;
 

@@ -15,7 +15,10 @@
 #             memory are "confidentiality" items): fentry and exact counts.
 #   nobtf     /sys/kernel/btf hidden under an empty tmpfs: to user space,
 #             a kernel built without CONFIG_DEBUG_INFO_BTF. One line on
-#             stderr says BTF is missing and what to do; exit status 1.
+#             stderr says BTF is missing and what to do (--btf, BTFHub);
+#             exit status 1. Given a copy of the kernel's BTF (taken before
+#             hiding it) with --btf=FILE: one line saying that libbpf needs
+#             the kernel's own BTF for the object's kfunc; exit status 1.
 # Each check prints "PASS name" or "FAIL name: details"; exit status 1 if
 # any failed.
 set -uo pipefail
@@ -36,12 +39,13 @@ cnt() { jq -r --arg l "$1" --arg o "$2" '[.cells[] | select(.layer == $l and .op
 mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security
 echo "guest: kernel $(uname -r), case '$case', lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo '?'), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable)"
 
-# traced_dd: N direct 4 KiB reads of /dev/vdd by dd, traced on syscall, vfs,
-# ext4 and blk; checks the counts against dd's own and /proc/diskstats.
+# traced_dd [TOOL ARGS]: N direct 4 KiB reads of /dev/vdd by dd, traced on
+# syscall, vfs and blk; checks the counts against dd's own and
+# /proc/diskstats.
 traced_dd() {
 	local r0 r1 rc
 	r0=$(disk_reads vdd)
-	iostackbreak -T syscall,vfs,blk --json -- dd if=/dev/vdd of=/dev/null bs=4096 count=$N iflag=direct \
+	iostackbreak -T syscall,vfs,blk --json "$@" -- dd if=/dev/vdd of=/dev/null bs=4096 count=$N iflag=direct \
 		>/tmp/run.json 2>/tmp/run.err
 	rc=$?
 	r1=$(disk_reads vdd)
@@ -84,18 +88,32 @@ integrity)
 	traced_dd
 	;;
 nobtf)
+	cp /sys/kernel/btf/vmlinux /tmp/vmlinux.btf || fail "nobtf" "cannot copy the kernel's BTF"
 	mount -t tmpfs -o ro,size=4k none /sys/kernel/btf || { fail "nobtf" "cannot hide /sys/kernel/btf"; exit 1; }
 	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
 	rc=$?
-	umount /sys/kernel/btf
 	sed 's/^/    /' /tmp/plan.err
 	check_eq "nobtf: --plan exit status" "$rc" 1
 	check_eq "nobtf: lines on stderr" "$(wc -l </tmp/plan.err)" 1
-	if grep -q 'BTF' /tmp/plan.err && grep -q 'CONFIG_DEBUG_INFO_BTF' /tmp/plan.err; then
-		pass "nobtf: the line names BTF and CONFIG_DEBUG_INFO_BTF"
+	if grep -q 'BTF' /tmp/plan.err && grep -q 'CONFIG_DEBUG_INFO_BTF' /tmp/plan.err &&
+		grep -q -- '--btf=FILE' /tmp/plan.err && grep -q 'BTFHub' /tmp/plan.err; then
+		pass "nobtf: the line names BTF, CONFIG_DEBUG_INFO_BTF, --btf=FILE and BTFHub"
 	else
 		fail "nobtf: the line" "$(cat /tmp/plan.err)"
 	fi
+	# The kernel's BTF from a file: libbpf still wants the kernel's own for
+	# the object's kfunc (bpf_rdonly_cast), so one line says so.
+	iostackbreak --btf=/tmp/vmlinux.btf --plan >/tmp/plan.out 2>/tmp/plan.err
+	rc=$?
+	sed 's/^/    /' /tmp/plan.err
+	check_eq "nobtf: --btf=FILE --plan exit status" "$rc" 1
+	check_eq "nobtf: --btf=FILE lines on stderr" "$(wc -l </tmp/plan.err)" 1
+	if grep -q 'no BTF of its own.*bpf_rdonly_cast' /tmp/plan.err; then
+		pass "nobtf: --btf=FILE: the line says the kernel's own BTF is needed, and why"
+	else
+		fail "nobtf: --btf=FILE: the line" "$(cat /tmp/plan.err)"
+	fi
+	umount /sys/kernel/btf
 	;;
 *)
 	fail "usage" "guest_startup.sh nojit|integrity|nobtf, not '$case'"
