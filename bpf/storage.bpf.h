@@ -58,12 +58,19 @@ static __always_inline __u32 file_kind(struct file *f)
  * resolves: on a kernel without it the call stays unresolved in code
  * the verifier removes as dead.
  */
+#ifndef IOSB_NO_KFUNCS
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#endif
+/* In both objects (Makefile), so that their .rodata is laid out alike. */
 const volatile bool rdonly_cast;
 
 /* file_kind() for the raw syscall pair under tp_btf (AM_SYS_BTF). */
 static __always_inline __u32 file_kind_of(struct file *f, int method)
 {
+#ifdef IOSB_NO_KFUNCS
+	(void)method;
+	return file_kind(f);
+#else
 	struct file *bf;
 
 	if (!rdonly_cast || method != AM_SYS_BTF)
@@ -72,6 +79,7 @@ static __always_inline __u32 file_kind_of(struct file *f, int method)
 		return FD_OTHER;
 	bf = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
 	return mode_kind(bf->f_inode->i_mode);
+#endif
 }
 
 /*

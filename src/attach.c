@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "blk_leftovers.h"
 #include "layers.h"
 #include "iostackbreak.skel.h"
+#include "iostackbreak_nokfunc.skel.h"
 
 static int keep_link(struct tracer *t, struct bpf_link *link)
 {
@@ -530,6 +532,34 @@ static long forced_hash_slots(char *err, size_t errsz)
 }
 
 /*
+ * The skeleton's open, with the object that calls no kernel function when
+ * the kernel has no BTF of its own: libbpf resolves a kfunc there only and
+ * refuses to load an object that declares one without it (ESRCH), --btf or
+ * not. Both objects come from one source (Makefile), with the same maps,
+ * programs and .rodata, so the one skeleton serves either.
+ */
+static struct iostackbreak_bpf *open_object(const struct bpf_object_open_opts *opts)
+{
+	struct iostackbreak_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj)
+		return NULL;
+	err = iostackbreak_bpf__create_skeleton(obj);
+	if (!err && access("/sys/kernel/btf/vmlinux", R_OK))
+		obj->skeleton->data = (void *)iostackbreak_nokfunc_bpf__elf_bytes(
+			&obj->skeleton->data_sz);
+	if (!err)
+		err = bpf_object__open_skeleton(obj->skeleton, opts);
+	if (err) {
+		iostackbreak_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
+/*
  * Opens and loads the object, start slots in task storage or in a hash (of
  * hash_slots entries; 0: MAX_THREADS).
  */
@@ -541,7 +571,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = cfg->btf);
 	int ret;
 
-	t->skel = iostackbreak_bpf__open_opts(&open_opts);
+	t->skel = open_object(&open_opts);
 	if (!t->skel) {
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;

@@ -334,9 +334,9 @@ static const struct opt_row rows[] = {
 	  .once = true },
 	{ "btf", OPT_BTF, "FILE",
 	  "Read the kernel's types from this BTF file (a BTFHub file, or a copy of "
-	  "/sys/kernel/btf/vmlinux of the same build) instead of /sys/kernel/btf/vmlinux, "
-	  "for CO-RE and the probes of the kernel; the kernel's own BTF is still needed "
-	  "(fentry, tp_btf and the object's kfunc resolve there)",
+	  "/sys/kernel/btf/vmlinux) instead of /sys/kernel/btf/vmlinux: for kernels "
+	  "built without CONFIG_DEBUG_INFO_BTF; fentry and tp_btf still need the "
+	  "kernel's own BTF (kprobes and raw tracepoints serve without it)",
 	  .parse = opt_btf, .once = true },
 	{ "plan", OPT_PLAN, NULL,
 	  "Attach, print for every layer and operation the source used and why "

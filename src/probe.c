@@ -445,20 +445,6 @@ static int load_btf(struct probe_ctx *p, const char *path, char *err, size_t err
 {
 	if (!access(SYSFS_BTF, R_OK))
 		p->kernel = btf__parse(SYSFS_BTF, NULL);
-	if (path && !p->kernel) {
-		/*
-		 * libbpf resolves the object's kfunc (bpf_rdonly_cast, a typed
-		 * __ksym) in the kernel's own BTF only, and refuses to load
-		 * without it (ESRCH), --btf or not. Say so before trying.
-		 */
-		snprintf(err, errsz,
-			 "--btf %s: this kernel has no BTF of its own (" SYSFS_BTF "), and "
-			 "iostackbreak's BPF object calls a kernel function (bpf_rdonly_cast) "
-			 "that libbpf resolves only there: --btf serves a kernel with BTF; boot "
-			 "one built with CONFIG_DEBUG_INFO_BTF=y",
-			 path);
-		return -1;
-	}
 	if (path)
 		return load_btf_file(p, path, err, errsz);
 	p->types = p->kernel ? p->kernel : btf__load_vmlinux_btf();
