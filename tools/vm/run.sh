@@ -466,9 +466,9 @@ fi
 # written and removed, still executed) and the 6.1 guest in 2 of 2 (an
 # instruction fetch at 0x0); thread=single: 78 and 54 cycles, no fault
 # (2026-11-25, tests/vm/README.md "When the guest stalls"). It is not the
-# default yet: under thread=single the suite failed two timing checks in
-# one of its runs (a vCPU that does not run while guest time goes on), see
-# the README. IOSB_VM_ACCEL=tcg,thread=single avoids the fault.
+# default yet: under thread=single the suite failed the same two timing
+# checks (slow events, delayacct) in both of its runs, see the README.
+# IOSB_VM_ACCEL=tcg,thread=single avoids the fault.
 accel=${IOSB_VM_ACCEL:-tcg,thread=multi}
 cpu=${IOSB_VM_CPU:-max}
 # Pointer authentication with QARMA costs a lot under TCG; qemu's own
