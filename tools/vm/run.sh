@@ -465,9 +465,8 @@ fi
 # instruction that memory holds whole: an int3 that text_poke_bp had
 # written and removed, still executed) and the 6.1 guest in 2 of 2 (an
 # instruction fetch at 0x0); thread=single: 49-78 cycles in each of 4
-# boots, no fault
-# (2026-11-25, tests/vm/README.md "When the guest stalls"). It is not the
-# default yet: under thread=single the suite failed the same two timing
+# boots, no fault (2026-11-25, tests/vm/README.md "When the guest
+# stalls"). It is not the default yet: under thread=single the suite failed the same two timing
 # checks (slow events, delayacct) in both of its runs, see the README.
 # IOSB_VM_ACCEL=tcg,thread=single avoids the fault.
 accel=${IOSB_VM_ACCEL:-tcg,thread=multi}
