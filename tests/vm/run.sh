@@ -82,6 +82,9 @@ run_guest() {
 run_guest "$@"
 if grep -Eq 'soft lockup|rcu: INFO|detected stall|kthread starved|timer wakeup didn' "$log"; then
 	echo "$prog: THE GUEST STALLED (see above); not rerun. Where each vCPU was: $diagdir/stall-dump.txt; console: $diagdir/console.log. Please add them to issue 19." >&2
+elif grep -Eq 'Oops|Kernel panic|BUG: kernel' "$log"; then
+	# Under thread=multi, qemu 7.2 runs stale patched text (tests/vm/README.md).
+	echo "$prog: THE GUEST KERNEL FAULTED (see above); not rerun. Console: $diagdir/console.log (accel ${IOSB_VM_ACCEL:-default}). Please add it to issue 19." >&2
 elif ((rc == 124)); then
 	echo "$prog: the guest timed out without reporting a stall (slow host, or a silent stall: $diagdir/stall-dump.txt says where each vCPU was)" >&2
 elif ((own_diagdir)); then
