@@ -365,6 +365,16 @@ def diskstats(name):
     raise AssertionError(f"{name} not in /proc/diskstats")
 
 
+def diskstats_merged(name):
+    """(reads, writes) merged into a request of another: fields 2 and 6."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == name:
+                return int(fields[4]), int(fields[8])
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
 def diskstats_writes(name):
     """(writes completed, sectors written, flushes completed) of a disk."""
     with open("/proc/diskstats") as f:

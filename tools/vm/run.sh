@@ -40,6 +40,7 @@
 #   IOSB_VM_ACCEL    qemu's -accel (default tcg,thread=multi, which can run
 #                    stale patched kernel text: see below)
 #   IOSB_VM_CPU      qemu's -cpu (default max)
+#   IOSB_VM_SMP      the guest's CPUs (default 2)
 #   IOSB_VM_DIAG=1   diagnose a guest that stalls: qemu's monitor on a unix
 #                    socket, a fifth disk /dev/vde that the guest's init
 #                    fills with /proc/kallsyms at boot (a few seconds), and
@@ -471,12 +472,13 @@ fi
 # IOSB_VM_ACCEL=tcg,thread=single avoids the fault.
 accel=${IOSB_VM_ACCEL:-tcg,thread=multi}
 cpu=${IOSB_VM_CPU:-max}
+smp=${IOSB_VM_SMP:-2}
 # Pointer authentication with QARMA costs a lot under TCG; qemu's own
 # cheaper algorithm is as good for a test guest.
 [[ $garch == aarch64 && -z ${IOSB_VM_CPU:-} ]] && cpu=max,pauth-impdef=on
-note "qemu -accel $accel -cpu $cpu; guest command line: $cmdline ${IOSB_VM_APPEND:-}"
+note "qemu -accel $accel -cpu $cpu -smp $smp; guest command line: $cmdline ${IOSB_VM_APPEND:-}"
 "$qemu" ${machine[@]+"${machine[@]}"} \
-	-accel "$accel" -cpu "$cpu" -m 1024 -smp 2 \
+	-accel "$accel" -cpu "$cpu" -m 1024 -smp "$smp" \
 	-nographic -no-reboot -nic none ${bios[@]+"${bios[@]}"} \
 	-kernel "$vmlinuz" -initrd "$work/initramfs.cpio" \
 	-append "$cmdline ${IOSB_VM_APPEND:-}" \
