@@ -157,9 +157,18 @@ def stop_group(proc, grace=None):
         raise AssertionError(f"process group {pgid} survives SIGKILL")
 
 
+# Commands that exec the program after their own arguments (same pid): a
+# process is named by that program (taskset -c CPUS PROGRAM...).
+EXEC_WRAPPERS = {"taskset": 3}
+
+
 def pid_and_name(proc):
     args = proc.args if isinstance(proc.args, (list, tuple)) else [proc.args]
-    return f"{proc.pid} {os.path.basename(str(args[0]))}"
+    name = os.path.basename(str(args[0]))
+    at = EXEC_WRAPPERS.get(name)
+    if at and len(args) > at:
+        name = os.path.basename(str(args[at]))
+    return f"{proc.pid} {name}"
 
 
 class TestPopen(subprocess.Popen):
