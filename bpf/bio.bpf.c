@@ -49,21 +49,6 @@ struct {
 	__type(value, __u32);
 } bio_remapped SEC(".maps");
 
-/* The whole disk a bio is on: a partition's bio counts on its disk (before
- * 5.12 the bio's own bi_disk: struct bio___bi_disk, in blk.bpf.c). */
-static __always_inline __u32 bio_dev(struct bio *bio)
-{
-	struct gendisk *disk;
-
-	if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
-		disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
-	else
-		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
-	if (!disk)
-		return 0;
-	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
-}
-
 /*
  * -P, -D: the breakdown keys a bio will count under at its end, made now,
  * in the submitter's context. A new key made at the end, in interrupt
@@ -75,13 +60,13 @@ static __always_inline void bio_keys_made(struct bio *bio, struct bio_start *v)
 	__u32 op = rq_op(BPF_CORE_READ(bio, bi_opf));
 	struct breakdown_key k = {
 		.cell_idx = CELL_INDEX(LAYER_BIO, op),
-		.tgid = by_pid ? v->tgid : 0,
-		.dev = by_disk ? v->dev : 0,
-		.cgid = by_cgroup ? v->cgid : 0,
+		.tgid = per_process ? v->tgid : 0,
+		.dev = per_disk ? v->dev : 0,
+		.cgid = per_cgroup ? v->cgid : 0,
 	};
 
 	breakdown_cell_of(DROP_BREAKDOWN_MAP_FULL, &k);
-	if (by_disk && v->upper) {
+	if (per_disk && v->upper) {
 		struct breakdown_key e = {
 			.cell_idx = BIO_EDGE_INDEX(op),
 			.dev = v->dev,
@@ -100,7 +85,7 @@ static __always_inline int bio_queued(struct bio *bio)
 
 	if (!task_wanted(id))
 		return 0;
-	if (by_disk) {
+	if (per_disk) {
 		__u32 *upper = bpf_map_lookup_elem(&bio_remapped, &key);
 
 		if (upper) {
@@ -108,19 +93,19 @@ static __always_inline int bio_queued(struct bio *bio)
 			bpf_map_delete_elem(&bio_remapped, &key);
 		}
 	}
-	if (filter_dev || by_disk) {
+	if (filter_dev || per_disk) {
 		v.dev = bio_dev(bio);
 		if (filter_dev && v.dev != targ_dev)
 			return 0;
 	}
-	if (by_pid)
+	if (per_process)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
 	v.tgid = id >> 32;
-	if (by_cgroup) {
+	if (per_cgroup) {
 		v.cgid = bpf_get_current_cgroup_id();
 		cgroup_path_note(v.cgid);
 	}
-	if (by_pid || by_disk || by_cgroup)
+	if (per_process || per_disk || per_cgroup)
 		bio_keys_made(bio, &v);
 	v.pending = 1; /* its own I/O */
 	v.start_ns = bpf_ktime_get_ns();
@@ -153,20 +138,20 @@ static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
 		record_error(LAYER_BIO, op, delta);
 	else
 		record(LAYER_BIO, op, delta);
-	if (by_pid || by_disk || by_cgroup) {
+	if (per_process || per_disk || per_cgroup) {
 		struct breakdown_key k = {
 			.cell_idx = CELL_INDEX(LAYER_BIO, op),
-			.tgid = by_pid ? v->tgid : 0,
-			.dev = by_disk ? v->dev : 0,
-			.cgid = by_cgroup ? v->cgid : 0,
+			.tgid = per_process ? v->tgid : 0,
+			.dev = per_disk ? v->dev : 0,
+			.cgid = per_cgroup ? v->cgid : 0,
 		};
 
 		if (status)
-			record_breakdown_error(&k, by_pid ? v->comm : NULL, delta);
+			record_breakdown_error(&k, per_process ? v->comm : NULL, delta);
 		else
-			record_breakdown(&k, by_pid ? v->comm : NULL, delta);
+			record_breakdown(&k, per_process ? v->comm : NULL, delta);
 		/* The stack: this device's time, under the device above. */
-		if (by_disk && v->upper && !status) {
+		if (per_disk && v->upper && !status) {
 			struct breakdown_key e = {
 				.cell_idx = BIO_EDGE_INDEX(op),
 				.dev = v->dev,

@@ -27,6 +27,7 @@ const volatile bool blk_queued;		 /* -Q: time from origin, not issue */
 const volatile bool blk_origin_attached; /* block_io_start or insert is attached */
 const volatile bool blk_origin_sees_all; /* it is block_io_start: every request */
 const volatile __u32 blk_rq_argn;	 /* index of the request in insert/issue */
+const volatile bool blk_preflush_bios;	 /* block_getrq is attached (blk_bio.bpf.c) */
 
 /* Requests in flight; deleted at completion, so a plain hash that can fill. */
 struct {
@@ -61,6 +62,27 @@ static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 		return 0;
 	if (btf)
 		return KDEV_MAKE(disk->major, disk->first_minor);
+	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+/* Before Linux 5.12 a bio named its disk itself ("block: switch bio to a
+ * block_device", 5.12). */
+struct bio___bi_disk {
+	struct gendisk *bi_disk;
+} __attribute__((preserve_access_index));
+
+/* The whole disk a bio is on, as rq_dev: a partition's bio counts on its
+ * disk. 0 if none. */
+static __always_inline __u32 bio_dev(struct bio *bio)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
+		disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
+	else
+		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
+	if (!disk)
+		return 0;
 	return KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
 }
 
@@ -112,11 +134,21 @@ static __always_inline struct thread_starts *call_of(struct thread_starts *ts)
 }
 
 /* A request started by a thread inside a traced call: the call's block I/O. */
-static __always_inline void count_call_request(struct thread_starts *ts, struct request *rq,
-					       bool btf)
+static __always_inline void count_call_request(struct thread_starts *ts, __u32 bytes)
 {
 	ts->blk_requests++;
-	ts->blk_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	ts->blk_bytes += bytes;
+}
+
+/*
+ * The bytes of a request at its first sighting: rq's, or where block_getrq
+ * sees a bio before its request (rq NULL), the bio's.
+ */
+static __always_inline __u32 seen_bytes(struct request *rq, struct bio *bio, bool btf)
+{
+	if (!rq)
+		return BPF_CORE_READ(bio, bi_iter.bi_size);
+	return btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
 }
 
 /*
@@ -160,27 +192,34 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 
 /*
  * The first sighting of a request, in the submitter's context: filters are
- * applied here, and who and where are recorded for the completion.
+ * applied here, and who and where are recorded for the completion. rq NULL:
+ * a PREFLUSH bio at block_getrq, recorded by the bio (key) for its request.
  */
-static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 now, __u64 issue_ns,
-					  bool btf)
+static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, __u64 key,
+					  __u64 now, __u64 issue_ns, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid(), ukey = 0;
 	struct rq_start v = {};
+	struct uring_start *ur;
+	bool wanted, calls;
+	struct thread_starts *mine = NULL, *call = NULL;
+
+	if (rq && blk_preflush_bios && blk_adopt_preflush_bio(rq, key, issue_ns, btf))
+		return 0;
 	/*
 	 * Started by the issue of a traced io_uring request: the request's
 	 * (its submitter passed the filters; an io-wq worker or SQPOLL
 	 * thread need not).
 	 */
-	struct uring_start *ur = uring_issuing(&ukey, blk_origin_sees_all);
-	bool wanted = ur ? uring_blk_file_wanted(ukey) : task_wanted(id);
-	bool calls = !ur && (split_calls || events_on || nr_files);
-	struct thread_starts *mine = NULL, *call = NULL;
-
+	ur = uring_issuing(&ukey, blk_origin_sees_all);
+	wanted = ur ? uring_blk_file_wanted(ukey) : task_wanted(id);
+	calls = !ur && (split_calls || events_on || nr_files);
 	/* A journal thread's requests are its commit's, whoever is traced. */
 	if (journal_on || (wanted && calls))
 		mine = current_slots(btf);
-	if (mine && journal_on)
+	/* (Before 6.5 a commit's empty PREFLUSH, seen by its bio, is left
+	 * out of it: journal_count reads the request.) */
+	if (mine && journal_on && rq)
 		journal_count(mine, rq, btf);
 	if (wanted && calls)
 		call = call_of(mine);
@@ -188,11 +227,11 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	if (nr_files && !ur && (!call || call->file_pending))
 		wanted = false;
 	/* At block_io_start it is still the struct's previous use's. */
-	if (bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
+	if (rq && bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
 		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 
-	if (wanted && (filter_dev || by_disk)) {
-		v.dev = rq_dev(rq, btf);
+	if (wanted && (filter_dev || per_disk)) {
+		v.dev = rq ? rq_dev(rq, btf) : bio_dev(bio);
 		wanted = !filter_dev || v.dev == targ_dev;
 	}
 	if (!wanted) {
@@ -210,24 +249,30 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 	}
 	if (ur) {
 		ur->blk_requests++;
-		ur->blk_bytes += btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+		ur->blk_bytes += seen_bytes(rq, bio, btf);
 		v.uring_req = ukey;
 		v.uring_ns = ur->start_ns;
 		/* -P, -G: the request's submitter's, not the worker's. */
-		if (by_pid)
+		if (per_process)
 			__builtin_memcpy(v.comm, ur->comm, COMM_LEN);
 		v.cgid = ur->cgid;
 	} else {
-		if (by_pid)
+		if (per_process)
 			bpf_get_current_comm(v.comm, sizeof(v.comm));
-		if (by_cgroup) {
+		if (per_cgroup) {
 			v.cgid = bpf_get_current_cgroup_id();
 			cgroup_path_note(v.cgid);
 		}
 	}
 	if (call && (split_calls || events_on)) {
-		count_call_request(call, rq, btf);
-		count_call_flush(call, rq, btf);
+		count_call_request(call, seen_bytes(rq, bio, btf));
+		if (rq)
+			count_call_flush(call, rq, btf);
+		else
+			/* A PREFLUSH bio at block_getrq: its disk has a write-back
+			 * cache (submit_bio_noacct drops the flag where it has
+			 * none), so it waits for a flush, one more request. */
+			call->blk_requests++;
 	}
 	if (call && events_on) {
 		v.tid = (__u32)id;
@@ -243,7 +288,7 @@ static __always_inline int blk_first_seen(struct request *rq, __u64 key, __u64 n
 /* Origin (block_io_start, else insert). */
 static __always_inline int blk_origin(struct request *rq, bool btf)
 {
-	return blk_first_seen(rq, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
+	return blk_first_seen(rq, NULL, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
 }
 
 static __always_inline int blk_issue(struct request *rq, bool btf)
@@ -258,7 +303,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	}
 	/* Without an origin point issue is always the first sighting. */
 	if (!blk_origin_attached)
-		return blk_first_seen(rq, key, now, now, btf);
+		return blk_first_seen(rq, NULL, key, now, now, btf);
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (v) {
 		if (!v->excluded)
@@ -269,7 +314,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	if (blk_origin_sees_all)
 		return 0;
 	/* Insert was bypassed (no scheduler): issue is the first sighting. */
-	return blk_first_seen(rq, key, now, now, btf);
+	return blk_first_seen(rq, NULL, key, now, now, btf);
 }
 
 /*
@@ -333,7 +378,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 		return 0;
 	start = v->excluded ? 0 : blk_queued ? v->origin_ns : v->issue_ns;
 	/* An empty PREFLUSH write is never issued: it waits for the flush. */
-	preflush = !v->excluded && (!start || by_flags) && rq_preflush_only(rq, cmd_flags);
+	preflush = !v->excluded && (!start || per_flags) && rq_preflush_only(rq, cmd_flags);
 	if (!start && preflush)
 		start = v->origin_ns;
 	if (start) {
@@ -349,21 +394,21 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 		if (events_on && v->uring_req)
 			uring_blk_done(v->uring_req, v->uring_ns, delta,
 				       v->dev ? v->dev : rq_dev(rq, btf));
-		if (by_pid || by_disk || by_flags || by_cgroup) {
+		if (per_process || per_disk || per_flags || per_cgroup) {
 			struct breakdown_key k = {
 				.cell_idx = CELL_INDEX(LAYER_BLK, op),
-				.tgid = by_pid ? v->tgid : 0,
-				.dev = by_disk ? v->dev : 0,
-				.flags = by_flags ? rq_flags(cmd_flags) |
+				.tgid = per_process ? v->tgid : 0,
+				.dev = per_disk ? v->dev : 0,
+				.flags = per_flags ? rq_flags(cmd_flags) |
 							(preflush ? RQ_FLAG_PREFLUSH : 0) :
 						  0,
-				.cgid = by_cgroup ? v->cgid : 0,
+				.cgid = per_cgroup ? v->cgid : 0,
 			};
 
 			if (error)
-				record_breakdown_error(&k, by_pid ? v->comm : NULL, delta);
+				record_breakdown_error(&k, per_process ? v->comm : NULL, delta);
 			else
-				record_breakdown(&k, by_pid ? v->comm : NULL, delta);
+				record_breakdown(&k, per_process ? v->comm : NULL, delta);
 		}
 	}
 	bpf_map_delete_elem(&rq_starts, &key);
@@ -384,75 +429,10 @@ static __always_inline int blk_merged(struct request *rq)
 	return 0;
 }
 
-/* Before Linux 5.12 a bio named its disk itself ("block: switch bio to a
- * block_device", 5.12). */
-struct bio___bi_disk {
-	struct gendisk *bi_disk;
-} __attribute__((preserve_access_index));
-
-/*
- * A bio merged into a request that already started (in the plug or the
- * scheduler), in the context of the thread that submitted it: the request
- * grew after its origin counted its bytes for the call, so the bio's bytes
- * go to the call here. Only with parts or events (the planner attaches it
- * then).
- */
-/* -d: is the bio for another disk than the one traced? */
-static __always_inline bool bio_filtered_out(struct bio *bio)
-{
-	struct gendisk *disk;
-
-	if (!filter_dev)
-		return false;
-	if (bpf_core_field_exists(((struct bio___bi_disk *)0)->bi_disk))
-		disk = BPF_CORE_READ((struct bio___bi_disk *)bio, bi_disk);
-	else
-		disk = BPF_CORE_READ(bio, bi_bdev, bd_disk);
-	return !disk ||
-	       KDEV_MAKE(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor)) != targ_dev;
-}
-
-static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
-{
-	struct thread_starts *call, *mine = NULL;
-	__u64 ukey = 0;
-	struct uring_start *ur = uring_issuing(&ukey, blk_origin_sees_all);
-	bool wanted;
-
-	/* Bytes of an io_uring request's issue: the request's (see
-	 * blk_first_seen). */
-	if (ur) {
-		if (uring_blk_file_wanted(ukey) && !bio_filtered_out(bio))
-			ur->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
-		return 0;
-	}
-	wanted = task_wanted(bpf_get_current_pid_tgid());
-	if (!wanted && !journal_on)
-		return 0;
-	mine = current_slots(btf);
-	/*
-	 * A journal thread's commit writes its log blocks one buffer at a
-	 * time, merged into few requests after their first sighting: their
-	 * bytes are the commit's (journal_count).
-	 */
-	if (journal_on && mine && mine->jbd2_state == JBD2_COMMITTING && !bio_filtered_out(bio))
-		mine->journal_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
-	call = wanted ? call_of(mine) : NULL;
-	if (!call || (nr_files && call->file_pending))
-		return 0;
-	if (bio_filtered_out(bio))
-		return 0;
-	call->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
-	return 0;
-}
-
 /* Before Linux 5.11 insert and issue had the queue as their first argument
  * ("block: remove the request_queue to argument request based
  * tracepoints", 5.11). */
 #define RQ_ARG(args) ((struct request *)(blk_rq_argn ? (args)[1] : (args)[0]))
-/* The bio merge tracepoints had (q, rq, bio) then, (bio) since. */
-#define BIO_MERGE_ARG(args) ((struct bio *)(blk_rq_argn ? (args)[2] : (args)[0]))
-
 SEC("tp_btf/block_io_start")
 int tb_io_start(__u64 *ctx)
 {
@@ -513,28 +493,4 @@ SEC("raw_tp/block_rq_merge")
 int rt_rq_merge(struct bpf_raw_tracepoint_args *ctx)
 {
 	return blk_merged(RQ_ARG(ctx->args));
-}
-
-SEC("tp_btf/block_bio_backmerge")
-int tb_bio_backmerge(__u64 *ctx)
-{
-	return blk_bio_merged(BIO_MERGE_ARG(ctx), true);
-}
-
-SEC("raw_tp/block_bio_backmerge")
-int rt_bio_backmerge(struct bpf_raw_tracepoint_args *ctx)
-{
-	return blk_bio_merged(BIO_MERGE_ARG(ctx->args), false);
-}
-
-SEC("tp_btf/block_bio_frontmerge")
-int tb_bio_frontmerge(__u64 *ctx)
-{
-	return blk_bio_merged(BIO_MERGE_ARG(ctx), true);
-}
-
-SEC("raw_tp/block_bio_frontmerge")
-int rt_bio_frontmerge(struct bpf_raw_tracepoint_args *ctx)
-{
-	return blk_bio_merged(BIO_MERGE_ARG(ctx->args), false);
 }

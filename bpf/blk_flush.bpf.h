@@ -157,6 +157,19 @@ static __always_inline __u64 flush_first_requester(struct request *flush_rq)
 }
 
 /*
+ * Before 6.5 a PREFLUSH request is never seen where it starts: the flush
+ * queue takes it before insert. block_getrq saw its bio, in its
+ * submitter's context, and recorded it by the bio (blk_bio.bpf.c): the
+ * entry, or NULL; *bkey its key. rq->bio is that bio from the request's
+ * making to its completion (blk_flush_restore_request puts it back).
+ */
+static __always_inline struct rq_start *preflush_bio_entry(struct request *rq, __u64 *bkey)
+{
+	*bkey = (__u64)BPF_CORE_READ(rq, bio);
+	return *bkey ? bpf_map_lookup_elem(&rq_starts, bkey) : NULL;
+}
+
+/*
  * Records a device flush as one request of whoever asked for it first:
  * its submitter, its filter verdict, its call. origin_ns: when the flush
  * machinery made it (blk_rq_init at blk_kick_flush sets start_time_ns);
@@ -165,10 +178,13 @@ static __always_inline __u64 flush_first_requester(struct request *flush_rq)
 static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 origin_ns,
 					   __u64 issue_ns, bool btf)
 {
-	__u64 first = flush_first_requester(rq);
+	__u64 first = flush_first_requester(rq), bkey;
 	struct rq_start *req = first ? bpf_map_lookup_elem(&rq_starts, &first) : NULL;
 	struct rq_start v = {};
 
+	/* Before 6.5 the requester is known by its bio (preflush_bio_entry). */
+	if (!req && first && blk_preflush_bios)
+		req = preflush_bio_entry((struct request *)first, &bkey);
 	if (req) {
 		v = *req;
 	} else if (blk_origin_attached && (task_filtered() || nr_files)) {
@@ -182,7 +198,7 @@ static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 
 		v.call_ns = 0;
 		__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
 	}
-	if (!v.excluded && (filter_dev || by_disk)) {
+	if (!v.excluded && (filter_dev || per_disk)) {
 		v.dev = rq_dev(rq, btf);
 		if (filter_dev && v.dev != targ_dev)
 			v.excluded = 1;
@@ -224,15 +240,22 @@ static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u
 	if (op == KREQ_OP_FLUSH && rq_is_device_flush(rq)) {
 		blk_flush_seen(rq, key, start, start, btf);
 	} else if (op == KREQ_OP_WRITE && rq_preflush_only(rq, cmd_flags)) {
-		struct rq_start v = { .origin_ns = start, .issue_ns = start, .alloc_ns = start };
+		struct rq_start v = { .origin_ns = start, .issue_ns = start, .alloc_ns = start }, *b;
+		__u64 bkey;
 
 		/* Insert (before 6.5) never sees it either: blk_insert_flush()
-		 * takes it first. Whose it was is not known here. */
-		if (blk_origin_attached && (task_filtered() || nr_files))
+		 * takes it first. Its bio was seen at block_getrq where that is
+		 * attached; else whose it was is not known here. */
+		b = blk_preflush_bios ? preflush_bio_entry(rq, &bkey) : NULL;
+		if (b) {
+			v = *b;
+			bpf_map_delete_elem(&rq_starts, &bkey);
+			v.origin_ns = v.issue_ns = v.alloc_ns = start;
+		} else if (blk_origin_attached && (task_filtered() || nr_files))
 			v.excluded = 1;
 		else
 			__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
-		if (!v.excluded && (filter_dev || by_disk)) {
+		if (!v.excluded && (filter_dev || per_disk)) {
 			v.dev = rq_dev(rq, btf);
 			v.excluded = filter_dev && v.dev != targ_dev;
 		}
@@ -241,6 +264,31 @@ static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&rq_starts, &key);
+}
+
+/*
+ * Before 6.5, a write first seen after the flush queue held it (PREFLUSH
+ * with data: issued from the dispatch list, in kblockd's context): its
+ * submitter is the one block_getrq saw, by its bio (blk_bio.bpf.c). Takes
+ * that entry as the request's; false where there is none.
+ */
+static __always_inline bool blk_adopt_preflush_bio(struct request *rq, __u64 key, __u64 issue_ns,
+						   bool btf)
+{
+	__u64 bkey;
+	struct rq_start *b, v;
+
+	if ((rq_cmd_flags(rq, btf) & KREQ_OP_MASK) != KREQ_OP_WRITE)
+		return false;
+	b = preflush_bio_entry(rq, &bkey);
+	if (!b)
+		return false;
+	v = *b;
+	bpf_map_delete_elem(&rq_starts, &bkey);
+	v.issue_ns = v.excluded ? 0 : issue_ns;
+	v.alloc_ns = rq_start_ns(rq);
+	rq_record(key, &v);
+	return true;
 }
 
 #endif /* BLK_FLUSH_BPF_H */

@@ -72,12 +72,12 @@ static __always_inline int blk_complete_stamped(struct request *rq, int error, _
 		record_error(LAYER_BLK, op, delta);
 	else
 		record(LAYER_BLK, op, delta);
-	if (by_disk || by_flags) {
+	if (per_disk || per_flags) {
 		struct breakdown_key k = {
 			.cell_idx = CELL_INDEX(LAYER_BLK, op),
-			.dev = by_disk ? rq_dev(rq, btf) : 0,
+			.dev = per_disk ? rq_dev(rq, btf) : 0,
 			.flags =
-			    by_flags ? rq_flags(cmd_flags) | (preflush ? RQ_FLAG_PREFLUSH : 0) : 0,
+			    per_flags ? rq_flags(cmd_flags) | (preflush ? RQ_FLAG_PREFLUSH : 0) : 0,
 		};
 
 		if (error)

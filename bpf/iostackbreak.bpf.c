@@ -43,5 +43,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "offcpu.bpf.c"	  /* off-CPU parts: sched_switch, sched_waking */
 #include "proctree.bpf.c" /* children of traced processes */
 #include "uring.bpf.c"	  /* io_uring requests */
+#include "uring_parts.bpf.c" /* where io_uring requests change part */
 #include "blk.bpf.c"	  /* block layer */
+#include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */

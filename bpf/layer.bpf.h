@@ -182,7 +182,7 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ctx, int method,
 				      int args)
 {
-	bool need_id = nr_targ_tgids || !use_task_storage || by_pid;
+	bool need_id = nr_targ_tgids || !use_task_storage || per_process;
 	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
 	__u32 tid = (__u32)id;
 	struct thread_starts *ts;
@@ -240,23 +240,23 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 		record_call(ts, op, delta);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
 		emit_call(ts, layer, op, start, now, ret);
-	if (by_pid || by_cgroup) {
+	if (per_process || per_cgroup) {
 		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op) };
 		char comm[COMM_LEN];
 
 		/* -G: the cgroup the thread is in now, at the end of its call. */
-		if (by_cgroup) {
+		if (per_cgroup) {
 			key.cgid = bpf_get_current_cgroup_id();
 			cgroup_path_note(key.cgid);
 		}
-		if (by_pid) {
+		if (per_process) {
 			key.tgid = id >> 32;
 			bpf_get_current_comm(comm, sizeof(comm));
 		}
-		record_breakdown(&key, by_pid ? comm : NULL, delta);
+		record_breakdown(&key, per_process ? comm : NULL, delta);
 		/* The calls of a process stay one row per process (JSON's
 		 * breakdown_by_process): its parts are found by tgid. */
-		if (root_done && by_pid) {
+		if (root_done && per_process) {
 			key.cgid = 0;
 			record_call_by_pid(ts, op, delta, &key, comm);
 		}

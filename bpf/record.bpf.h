@@ -27,10 +27,10 @@ static __always_inline int map_err(long err)
 	return (int)err;
 }
 
-const volatile bool by_pid;   /* -P */
-const volatile bool by_disk;  /* -D */
-const volatile bool by_flags; /* -F */
-const volatile bool by_cgroup; /* -G */
+const volatile bool per_process; /* -P */
+const volatile bool per_disk;	 /* -D */
+const volatile bool per_flags;	 /* -F */
+const volatile bool per_cgroup;	 /* -G */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -37,26 +37,7 @@ struct {
 	__type(value, struct uring_start);
 } uring_starts SEC(".maps");
 
-/*
- * Requests split into parts (uring_split; off with --no-parts): per op the
- * totals, and per part a histogram of its time per request (requests where
- * the part took no time are not added: user space adds them as zeros).
- */
-const volatile bool uring_split;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NR_URING_OPS *NR_URING_PARTS);
-	__type(key, __u32);
-	__type(value, struct cell_hist);
-} uring_parts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, NR_URING_OPS);
-	__type(key, __u32);
-	__type(value, struct call_totals);
-} uring_ops SEC(".maps");
+#include "uring_parts.bpf.h" /* the parts of requests: their maps, the split */
 
 /*
  * Block requests per io_uring request (uring_blk, with the blk layer and
@@ -204,56 +185,6 @@ static __always_inline void uring_blk_done(__u64 key, __u64 start_ns, __u64 delt
 	u->blk_max_dev = dev;
 }
 
-/* The time since the last change goes to the request's part; it moves on
- * to `part`. One place splits, so the parts add up to the latency. */
-static __always_inline void uring_charge(struct uring_start *v, __u64 now, __u32 part)
-{
-	__u32 cur = v->part;
-
-	if (cur < NR_URING_PARTS)
-		v->part_ns[cur] += now - v->last_ns;
-	v->last_ns = now;
-	v->part = (__u8)part;
-}
-
-/* Any part: what uring_moves() moves from. */
-#define URING_ANY_PART 0xff
-
-/*
- * io-wq-queued is told from io-wq (uring_iowq_run): the planner attaches
- * fentry on io_wq_submit_work, where a worker takes a request.
- */
-const volatile bool uring_iowq_run;
-
-/* A request's part changes (punted, taken by a worker, a poll armed or
- * fired), from part `from` only unless URING_ANY_PART. */
-static __always_inline int uring_moves(struct io_kiocb *req, __u32 part, __u32 from)
-{
-	__u64 key = (__u64)req;
-	struct uring_start *v = bpf_map_lookup_elem(&uring_starts, &key);
-
-	if (!v || (from != URING_ANY_PART && v->part != from))
-		return 0;
-	uring_charge(v, bpf_ktime_get_ns(), part);
-	return 0;
-}
-
-/* A request (or one completion of a multishot one) ended: its parts. */
-static __always_inline void uring_record_parts(struct uring_start *v, __u32 op, __u64 delta)
-{
-	struct call_totals *t = bpf_map_lookup_elem(&uring_ops, &op);
-
-	if (!t || op >= NR_URING_OPS)
-		return;
-	t->count++;
-	t->total_ns += delta;
-	t->blk_requests += v->blk_requests;
-	t->blk_bytes += v->blk_bytes;
-	for (__u32 p = 0; p < NR_URING_PARTS; p++)
-		if (v->part_ns[p])
-			hist_add(&uring_parts, op * NR_URING_PARTS + p, v->part_ns[p]);
-}
-
 /* The op of an opcode, from cells.def; opcodes it does not list: other. */
 static __always_inline __u32 uring_op(__u8 opcode)
 {
@@ -358,9 +289,9 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
 	v.op = (__u8)uring_op(v.opcode);
 	v.tgid = id >> 32;
 	v.tid = (__u32)id;
-	if (by_pid || events_on)
+	if (per_process || events_on)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
-	if (by_cgroup) {
+	if (per_cgroup) {
 		v.cgid = bpf_get_current_cgroup_id();
 		cgroup_path_note(v.cgid);
 	}
@@ -488,12 +419,12 @@ static __always_inline int uring_complete(struct io_kiocb *req, __s32 res, __u32
 		}
 		if (events_on && (delta >= slower_ns || trace_on))
 			emit_uring(req, v, op, now, res);
-		if (by_pid || by_cgroup) {
+		if (per_process || per_cgroup) {
 			struct breakdown_key k = { .cell_idx = CELL_INDEX(LAYER_IO_URING, op),
-						   .tgid = by_pid ? v->tgid : 0,
-						   .cgid = by_cgroup ? v->cgid : 0 };
+						   .tgid = per_process ? v->tgid : 0,
+						   .cgid = per_cgroup ? v->cgid : 0 };
 
-			record_breakdown(&k, by_pid ? v->comm : NULL, delta);
+			record_breakdown(&k, per_process ? v->comm : NULL, delta);
 		}
 	}
 	/*
@@ -547,59 +478,4 @@ int rt_uring_complete(struct bpf_raw_tracepoint_args *ctx)
 	__s32 res = uring_complete_fields ? (__s32)ctx->args[3] : BPF_CORE_READ(cqe, res);
 
 	return uring_complete((struct io_kiocb *)ctx->args[1], res, cflags);
-}
-
-/* A punted request waits for a worker, or is in io-wq as a whole. */
-static __always_inline __u32 uring_punt_part(void)
-{
-	return uring_iowq_run ? URING_PART_IOWQ_QUEUED : URING_PART_IOWQ;
-}
-
-/* The parts: (req, rw), (req, mask, events), (req, mask) since 6.0. */
-SEC("tp_btf/io_uring_queue_async_work")
-int tb_uring_punt(__u64 *ctx)
-{
-	return uring_moves((struct io_kiocb *)ctx[0], uring_punt_part(), URING_ANY_PART);
-}
-
-SEC("tp_btf/io_uring_poll_arm")
-int tb_uring_poll(__u64 *ctx)
-{
-	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_POLL, URING_ANY_PART);
-}
-
-/* Task work added for a request: after a poll fired, its retry, which runs
- * in the submitter's context (other task work leaves the part as it is). */
-SEC("tp_btf/io_uring_task_add")
-int tb_uring_task_add(__u64 *ctx)
-{
-	return uring_moves((struct io_kiocb *)ctx[0], URING_PART_INLINE, URING_PART_POLL);
-}
-
-SEC("raw_tp/io_uring_queue_async_work")
-int rt_uring_punt(struct bpf_raw_tracepoint_args *ctx)
-{
-	return uring_moves((struct io_kiocb *)ctx->args[0], uring_punt_part(), URING_ANY_PART);
-}
-
-SEC("raw_tp/io_uring_poll_arm")
-int rt_uring_poll(struct bpf_raw_tracepoint_args *ctx)
-{
-	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_POLL, URING_ANY_PART);
-}
-
-SEC("raw_tp/io_uring_task_add")
-int rt_uring_task_add(struct bpf_raw_tracepoint_args *ctx)
-{
-	return uring_moves((struct io_kiocb *)ctx->args[0], URING_PART_INLINE, URING_PART_POLL);
-}
-
-/* A worker takes a punted request (every io-wq work is a request's). */
-SEC("fentry/io_wq_submit_work")
-int BPF_PROG(fe_uring_iowq_run, struct io_wq_work *work)
-{
-	struct io_kiocb *req =
-	    (struct io_kiocb *)((char *)work - bpf_core_field_offset(struct io_kiocb, work));
-
-	return uring_moves(req, URING_PART_IOWQ, URING_PART_IOWQ_QUEUED);
 }

@@ -14,10 +14,10 @@ typedef struct iostackbreak_bpf__rodata rodata_t;
  */
 #define SAME_AS_OPTION(X)                                                                          \
 	X(tid, targ_tid)                                                                           \
-	X(per_process, by_pid)                                                                     \
-	X(per_disk, by_disk)                                                                       \
-	X(per_flags, by_flags)                                                                     \
-	X(per_cgroup, by_cgroup)                                                                   \
+	X(per_process, per_process)                                                                \
+	X(per_disk, per_disk)                                                                      \
+	X(per_flags, per_flags)                                                                    \
+	X(per_cgroup, per_cgroup)                                                                  \
 	X(queued, blk_queued)                                                                      \
 	X(all_fds, all_fds)
 
@@ -115,6 +115,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->blk_origin_sees_all =
 	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
 	ro->blk_rq_argn = plan->blk_rq_q_arg ? 1 : 0;
+	ro->blk_preflush_bios = blk && plan->blk_preflush_bios;
 	ro->uring_complete_fields = plan->uring_complete_fields;
 	ro->uring_split = plan->uring_parts;
 	ro->uring_blk = blk && plan->uring_blk;

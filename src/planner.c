@@ -319,6 +319,14 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		else if (blk_tp_exists(caps, BLK_TP_RQ_INSERT))
 			plan->blk_origin = blk_tp_names[BLK_TP_RQ_INSERT];
 	}
+	/*
+	 * Before block_io_start (6.5) a PREFLUSH request is never seen where
+	 * it starts: the flush queue takes it before insert, and kblockd
+	 * sends its flush. Its bio is seen at block_getrq, in the submitter's
+	 * context, so that its write and its flush are its submitter's.
+	 */
+	plan->blk_preflush_bios = need_submitter && plan->blk_origin == blk_tp_names[BLK_TP_RQ_INSERT] &&
+				  blk_tp_exists(caps, BLK_TP_GETRQ);
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
 		struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
 		unsigned int t = 0;
@@ -349,6 +357,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 			cp->targets[t++] = blk_tp_names[BLK_TP_BIO_BACKMERGE];
 		if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_FRONTMERGE))
 			cp->targets[t++] = blk_tp_names[BLK_TP_BIO_FRONTMERGE];
+		if (plan->blk_preflush_bios)
+			cp->targets[t++] = blk_tp_names[BLK_TP_GETRQ];
 		for (unsigned int i = 0; i < t; i++)
 			cp->tgt_src[i] = src;
 		cp->nr_targets = t;

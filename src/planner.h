@@ -75,6 +75,8 @@ struct plan {
 	struct cell_plan cells[NR_LAYERS][NR_OPS];
 	/* Block layer programs, shared by all its ops. */
 	const char *blk_origin; /* "block_io_start", "block_rq_insert" or NULL */
+	/* block_getrq: PREFLUSH bios' submitters, where insert is the origin */
+	bool blk_preflush_bios;
 	bool blk_rq_q_arg;
 	bool uring_complete_fields; /* as in struct kcaps */
 	bool uring_parts;	    /* io_uring requests split into parts */

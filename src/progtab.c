@@ -40,6 +40,7 @@ static const struct {
 	[BLK_TP_RQ_MERGE] = { PROG(tb_rq_merge), PROG(rt_rq_merge) },
 	[BLK_TP_BIO_BACKMERGE] = { PROG(tb_bio_backmerge), PROG(rt_bio_backmerge) },
 	[BLK_TP_BIO_FRONTMERGE] = { PROG(tb_bio_frontmerge), PROG(rt_bio_frontmerge) },
+	[BLK_TP_GETRQ] = { PROG(tb_getrq), PROG(rt_getrq) },
 	[BLK_TP_BIO_QUEUE] = { PROG(tb_bio_queue), PROG(rt_bio_queue) },
 	[BLK_TP_BIO_COMPLETE] = { PROG(tb_bio_complete), PROG(rt_bio_complete) },
 	[BLK_TP_BIO_RQ_COMPLETE] = { PROG(tb_bio_rq_complete), PROG(rt_bio_rq_complete) },

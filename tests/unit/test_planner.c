@@ -555,6 +555,56 @@ Test(planner, blk_origin_for_task_filters)
 	}
 }
 
+/*
+ * Before block_io_start a PREFLUSH request is never seen where it starts:
+ * block_getrq sees its bio in the submitter's context, where the submitter
+ * is needed and insert is the origin; nowhere else.
+ */
+Test(planner, blk_preflush_bios_before_block_io_start)
+{
+	const char *const getrq[] = { "block_rq_insert", "block_rq_issue", "block_rq_complete",
+				      "block_getrq", NULL };
+
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
+	fake_add_tp(&fk, "block", "block_getrq");
+	cfg.pids[0] = 42;
+	cfg.nr_pids = 1;
+	replan();
+	cr_assert(plan.blk_preflush_bios);
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BLK, op, METHOD_TP_BTF, getrq, NULL);
+
+	/* -P names each flush's owner too. */
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
+	fake_add_tp(&fk, "block", "block_getrq");
+	cfg.per_process = true;
+	replan();
+	cr_assert(plan.blk_preflush_bios);
+
+	/* No one to name (-Q alone), or no block_getrq: not attached. */
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
+	fake_add_tp(&fk, "block", "block_getrq");
+	cfg.queued = true;
+	replan();
+	cr_assert_not(plan.blk_preflush_bios);
+	expect_blk(METHOD_TP_BTF, "block_rq_insert");
+	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
+	cfg.pids[0] = 42;
+	cfg.nr_pids = 1;
+	replan();
+	cr_assert_not(plan.blk_preflush_bios);
+	expect_blk(METHOD_TP_BTF, "block_rq_insert");
+
+	/* block_io_start sees every request where it starts. */
+	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
+	fake_add_tp(&fk, "block", "block_getrq");
+	cfg.pids[0] = 42;
+	cfg.nr_pids = 1;
+	replan();
+	cr_assert_not(plan.blk_preflush_bios);
+	expect_blk(METHOD_TP_BTF, "block_io_start");
+}
+
 Test(planner, blk_rq_q_arg_follows_caps)
 {
 	build(FAKE_DEBIAN61, "blk", METHOD_NONE);
