@@ -294,7 +294,7 @@ static void put_time_parts(FILE *out, const struct report *r)
 	char secs[48];
 	struct labels l;
 
-	if (r->root_layer < 0)
+	if (r->split_layer < 0)
 		return;
 	family(out, "iostackbreak_time_seconds_total", "counter",
 	       "Time of the calls of the outermost traced layer by part: a layer's self "
@@ -344,7 +344,7 @@ static void put_call_counts(FILE *out, const struct report *r)
 	};
 	struct labels l;
 
-	if (r->root_layer < 0)
+	if (r->split_layer < 0)
 		return;
 	for (unsigned int i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		if (!r->plan->why[counts[i].why])

@@ -390,8 +390,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
 		r->stats = &r->own_stats;
 	}
-	r->root_layer = plan->split_layer;
-	if (r->root_layer >= 0)
+	r->split_layer = plan->split_layer;
+	if (r->split_layer >= 0)
 		calls_diff(r, cur, prev);
 	if (plan->uring_parts)
 		uring_split_diff(&r->uring, &cur->uring, &prev->uring);

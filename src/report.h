@@ -40,11 +40,11 @@ struct report {
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */
 	/*
-	 * Where the time goes: calls of root_layer (-1: not split) per op,
+	 * Where the time goes: calls of split_layer (the plan's; -1: not split) per op,
 	 * and per part a histogram of its time per call, calls where it took
 	 * no time included (in the first bucket).
 	 */
-	int root_layer;
+	int split_layer;
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/* io_uring requests split into parts, when r->plan->uring_parts. */

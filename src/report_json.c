@@ -170,7 +170,7 @@ static json_object *calls_json(const struct report *r, unsigned int op, uint64_t
 
 	json_object_object_add(o, "op", json_object_new_string(op_name(LAYER_SYSCALL, op)));
 	json_object_object_add(o, "root",
-			       json_object_new_string(layer_name((unsigned int)r->root_layer)));
+			       json_object_new_string(layer_name((unsigned int)r->split_layer)));
 	json_object_object_add(o, "count", json_object_new_uint64(count));
 	json_object_object_add(o, "total_ns", json_object_new_uint64(total_ns));
 	for (unsigned int part = 0; part < NR_PARTS; part++) {

@@ -510,7 +510,7 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (unsigned int layer = (unsigned int)r->root_layer + 1; layer < NR_CALL_LAYERS;
+	for (unsigned int layer = (unsigned int)r->split_layer + 1; layer < NR_CALL_LAYERS;
 	     layer++) {
 		char traced[64] = "";
 		size_t t = 0;
@@ -534,7 +534,7 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 /* Where the time of each op's calls went: one row per part. */
 static void text_calls(struct sink *s, const struct report *r)
 {
-	const char *root = layer_name((unsigned int)r->root_layer);
+	const char *root = layer_name((unsigned int)r->split_layer);
 	FILE *out = s->out;
 	char untraced[128], bar[256];
 	bool any = false;

@@ -14,7 +14,7 @@ int sink_write(struct sink *s, const struct report *r)
 				ops->cell(s, r, layer, op);
 	if (ops->cells_end)
 		ops->cells_end(s, r);
-	if (r->root_layer >= 0 && ops->calls)
+	if (r->split_layer >= 0 && ops->calls)
 		ops->calls(s, r);
 	if (r->breakdowns && ops->breakdown_rows)
 		ops->breakdown_rows(s, r);

@@ -78,8 +78,8 @@ static bool timed_any(const struct report *r, unsigned int layer)
  * traced call, such as writeback); -1 when nothing was timed. */
 static int judged_layer(const struct report *r)
 {
-	if (r->root_layer >= 0 && timed_any(r, (unsigned int)r->root_layer))
-		return r->root_layer;
+	if (r->split_layer >= 0 && timed_any(r, (unsigned int)r->split_layer))
+		return r->split_layer;
 	for (unsigned int l = 0; l < NR_LAYERS; l++)
 		if (timed_any(r, l))
 			return (int)l;
@@ -88,7 +88,7 @@ static int judged_layer(const struct report *r)
 
 static bool split(const struct report *r, unsigned int layer, unsigned int op)
 {
-	return r->root_layer >= 0 && (int)layer == r->root_layer && op < NR_FS_OPS &&
+	return r->split_layer >= 0 && (int)layer == r->split_layer && op < NR_FS_OPS &&
 	       r->calls[op].count;
 }
 

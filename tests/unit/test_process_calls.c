@@ -69,7 +69,7 @@ static void make_report(void)
 	cfg.no_verdict = true;
 	rep.cfg = &cfg;
 	rep.plan = &plan;
-	rep.root_layer = LAYER_SYSCALL;
+	rep.split_layer = LAYER_SYSCALL;
 	rep.interval_s = 1.0;
 	rep.breakdowns = &set;
 	/* Process 100 reads 4 times: 3 missed (1, 1 and 32 pages, 31 read ahead). */

@@ -46,7 +46,7 @@ static void make_report(void)
 	memset(&rep_cfg, 0, sizeof(rep_cfg));
 	rep.cfg = &rep_cfg;
 	rep.plan = &plan;
-	rep.root_layer = -1; /* calls not split: parts_of_calls_sum_to_the_root below */
+	rep.split_layer = -1; /* calls not split: parts_of_calls_sum_to_the_root below */
 	cell_from_samples(&rep.cells[LAYER_SYSCALL][FSOP_READ], reads, ARRAY_SIZE(reads));
 	for (unsigned int i = 0; i < 40; i++)
 		cell_record(&rep.cells[LAYER_SYSCALL][FSOP_WRITE],
@@ -433,7 +433,7 @@ Test(prom, parts_of_calls_sum_to_the_root)
 	char *text;
 
 	make_report();
-	rep.root_layer = LAYER_SYSCALL;
+	rep.split_layer = LAYER_SYSCALL;
 	rep_cfg.offcpu = true;
 	rep.calls[FSOP_READ] = (struct call_totals){ .count = 3, .total_ns = 1500000000 };
 	rep.parts[FSOP_READ][LAYER_SYSCALL].sum_ns = 250000000;

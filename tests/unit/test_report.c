@@ -78,7 +78,7 @@ static void make_report(void)
 	memset(&rep_cfg, 0, sizeof(rep_cfg));
 	rep_cfg.no_verdict = true; /* the verdict has tests of its own */
 	rep.cfg = &rep_cfg;
-	rep.root_layer = -1; /* calls not split: test_calls.c covers that */
+	rep.split_layer = -1; /* calls not split: test_calls.c covers that */
 	rep.wall.tv_sec = WALL_SEC;
 	rep.wall.tv_nsec = WALL_NSEC;
 	rep.interval_s = 1.0;

@@ -53,7 +53,7 @@ static void split_reads(struct report *r, unsigned int calls, uint64_t ns, unsig
 
 Test(verdict, the_busiest_op_with_its_parts_largest_first)
 {
-	struct report r = { .root_layer = LAYER_SYSCALL, .cfg = &(struct config){ .disk = "vda" } };
+	struct report r = { .split_layer = LAYER_SYSCALL, .cfg = &(struct config){ .disk = "vda" } };
 	char got[512], want[512], p99[32];
 
 	split_reads(&r, 12402, 4100000, 820, 120, 60, 16123);
@@ -72,7 +72,7 @@ Test(verdict, the_busiest_op_with_its_parts_largest_first)
 
 Test(verdict, an_op_with_a_long_tail_is_named_too)
 {
-	struct report r = { .root_layer = LAYER_SYSCALL, .cfg = &(struct config){ 0 } };
+	struct report r = { .split_layer = LAYER_SYSCALL, .cfg = &(struct config){ 0 } };
 	struct cell_hist *fsync = &r.cells[LAYER_SYSCALL][FSOP_FSYNC];
 	char got[512];
 
@@ -92,7 +92,7 @@ Test(verdict, an_op_with_a_long_tail_is_named_too)
 
 Test(verdict, without_split_calls_the_outermost_timed_layer)
 {
-	struct report r = { .root_layer = -1, .cfg = &(struct config){ 0 } };
+	struct report r = { .split_layer = -1, .cfg = &(struct config){ 0 } };
 	char got[512];
 
 	fill(&r.cells[LAYER_BLK][BLKOP_WRITE], 50000, 300);
@@ -105,7 +105,7 @@ Test(verdict, without_split_calls_the_outermost_timed_layer)
 
 Test(verdict, nothing_timed_says_so)
 {
-	struct report r = { .root_layer = LAYER_SYSCALL, .cfg = &(struct config){ 0 } };
+	struct report r = { .split_layer = LAYER_SYSCALL, .cfg = &(struct config){ 0 } };
 	char got[64];
 
 	report_verdict(&r, got, sizeof(got));
@@ -114,7 +114,7 @@ Test(verdict, nothing_timed_says_so)
 
 Test(verdict, a_short_buffer_is_cut_not_overrun)
 {
-	struct report r = { .root_layer = LAYER_SYSCALL,
+	struct report r = { .split_layer = LAYER_SYSCALL,
 			    .cfg = &(struct config){ .disk = "nvme0n1" } };
 	char got[24 + 1];
 
