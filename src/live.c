@@ -147,8 +147,8 @@ static struct key *key_of(struct model *m, enum group g, uint32_t id)
  * the split calls, else the outermost traced layer of threads. */
 static unsigned int process_layer(const struct report *r)
 {
-	if (r->root_layer >= 0)
-		return (unsigned int)r->root_layer;
+	if (r->split_layer >= 0)
+		return (unsigned int)r->split_layer;
 	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
 		if (r->plan->cells[l][0].src != METHOD_NONE)
 			return l;
@@ -238,7 +238,7 @@ static void model_build(struct model *m, const struct report *r)
 			*row = (struct row){ .layer = l, .op = o, .count = c->count };
 			row->p50 = cell_percentile(c, 50);
 			row->p99 = cell_percentile(c, 99);
-			if (r->root_layer >= 0 && (int)l == r->root_layer && o < NR_FS_OPS &&
+			if (r->split_layer >= 0 && (int)l == r->split_layer && o < NR_FS_OPS &&
 			    r->calls[o].count) {
 				row->split = true;
 				row->total_ns = r->calls[o].total_ns;
@@ -298,6 +298,26 @@ static char part_letter(unsigned int part)
 	default:
 		return (char)(layer_name(part)[0] - 'a' + 'A');
 	}
+}
+
+/*
+ * "(bar: S V E X B F a layer on CPU (syscall, vfs, ...), w io_wait, ...)":
+ * each part's letter, from the layers of bpf/cells.def and the parts.
+ */
+static void bar_legend(char *buf, size_t sz)
+{
+	size_t n = (size_t)snprintf(buf, sz, "(bar:");
+
+	for (unsigned int l = 0; l < NR_CALL_LAYERS && n < sz; l++)
+		n += (size_t)snprintf(buf + n, sz - n, " %c", part_letter(l));
+	for (unsigned int l = 0; l < NR_CALL_LAYERS && n < sz; l++)
+		n += (size_t)snprintf(buf + n, sz - n, "%s%s", l ? ", " : " a layer on CPU (",
+				      layer_name(l));
+	for (unsigned int p = NR_CALL_LAYERS; p < NR_PARTS && n < sz; p++)
+		n += (size_t)snprintf(buf + n, sz - n, "%s%c %s", p == NR_CALL_LAYERS ? "), " : ", ",
+				      part_letter(p), part_name(p));
+	if (n < sz)
+		snprintf(buf + n, sz - n, ")");
 }
 
 /* BAR_W letters, each part's share of them (largest remainders round). */
@@ -401,7 +421,7 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 {
 	const struct model *m = &lv->m;
 	struct screen s = { .buf = buf, .sz = sz, .rows = rows, .cols = cols };
-	char when[16];
+	char when[16], legend[200];
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -434,8 +454,8 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 		     row->count ? p50 : "-", row->count ? p99 : "-", row->split ? "[" : "", bar,
 		     row->split ? "]" : "");
 	}
-	line(&s, "(bar: S V E X B a layer on CPU (syscall, vfs, ext4, xfs, btrfs), w io_wait, "
-		 "b blocked, r runqueue)");
+	bar_legend(legend, sizeof(legend));
+	line(&s, "%s", legend);
 	if (m->left_out_layer >= 0)
 		line(&s,
 		     "(%s left out: %" PRIu64 " calls on pipes, %" PRIu64 " on sockets, %" PRIu64

@@ -290,6 +290,9 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             assert second and second > first, (first, second, screen)
             assert screen.splitlines()[0].startswith("iostackbreak --live"), screen
             assert "verdict: read p99" in screen, screen
+            # The bar's letters, one per layer of threads in bpf/cells.def.
+            assert ("(bar: S V E X B F a layer on CPU (syscall, vfs, ext4, xfs, btrfs, f2fs), "
+                    "w io_wait, b blocked, r runqueue, l lock, j journal)") in screen, screen
             # Calls on pipes and sockets (tmux's own, python's) are left
             # out of the storage layers, and the view says so.
             assert re.search(r"\(syscall left out: \d+ calls on pipes, \d+ on sockets", screen), screen
