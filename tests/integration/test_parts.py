@@ -73,7 +73,7 @@ def direct_reads_wait_for_the_device():
         # not the workload's: at least half of the rest is io_wait.
         assert io >= 0.5 * (b["total_ns"] - parts["runqueue"]["sum_ns"]), (b, parts)
         blk = cell(rep, "blk", "read")
-        assert blk["count"] == 400, blk
+        assert blk["count"] == 400, (blk, rep["dropped_by_reason"])
         # The thread sleeps while its request is in the device (and a bit
         # around it): most of the requests' own latency is io_wait.
         # (or preempted before it sleeps, on a busy machine).
