@@ -941,6 +941,144 @@ compat_run() {
 	done
 }
 
+# flush_run: the relation of blk write and flush counts to /proc/diskstats
+# (man page, FLUSHES) and whose each flush is, on an ext4 without a journal
+# over a virtio disk with a write-back cache ($DISK, made anew: the last
+# phase to use it), for the fsync patterns of
+# tests/integration/test_flush.py. Each pattern is an iowork process of
+# its own, set up (its file made and filled) before one window of six tools
+# opens: -T blk plain, -P, -D, -F, -Q, and -T syscall,blk -c iowork. Then
+# the patterns run one after the other, each with diskstats read around it:
+#   - plain: write = the window's diskstats writes (an fsync's empty
+#     PREFLUSH write is a write of 0 sectors there too), flush = its
+#     flushes (field 16);
+#   - -P, -D, -F, -Q: every op's total = plain's;
+#   - -P: each pattern's process owns exactly the flushes the disk did in
+#     its run (no journal: it asked for each; on 6.1 its PREFLUSH requests
+#     are seen by their bios at block_getrq);
+#   - -c iowork: the syscall counts of the patterns, and every flush.
+FLUSH_N=40
+flush_stats() { awk -v d="$1" '$3 == d { print $8, $19 }' /proc/diskstats; }
+flush_run() {
+	local tag=flush mnt=/mnt/flush wc=/sys/block/$DISK/queue/write_cache
+	local n=$FLUSH_N i k t0 w0 f0 w1 f1 a b line got totals ws=0 fs=0
+	local -a names=(unchanged-fsync overwrite-fsync append-fdatasync o_sync-writes
+		o_dsync-writes 4-threads-fsync write-through)
+	local -a wargs=("-c fsync $n" "-W -c fsync $n" "-W -A -c fdatasync $n" "-S sync -c pwrite $n"
+		"-S dsync -c pwrite $n" "-t 4 -W -c fsync $n" "-W -c fsync $n")
+	local -a wpid=() dw=() df=()
+	local -A tpid=() flushtools=(
+		[plain]="-T blk" [P]="-T blk -P" [D]="-T blk -D" [F]="-T blk -F" [Q]="-T blk -Q"
+		[c]="-T syscall,blk -c iowork")
+
+	if ! command -v mkfs.ext4 >/dev/null; then
+		fail "$tag setup" "no mkfs.ext4 in the guest (tests/vm/run.sh copies it in)"
+		return
+	fi
+	mkdir -p "$mnt"
+	# No journal, no lazy init, no bitmap prefetch: nothing but the
+	# patterns writes to the disk in the window.
+	if ! mkfs.ext4 -q -F -O ^has_journal -E lazy_itable_init=0,lazy_journal_init=0 \
+		"/dev/$DISK" >/tmp/mkfs.flush.log 2>&1 ||
+		! mount -t ext4 -o no_prefetch_block_bitmaps "/dev/$DISK" "$mnt"; then
+		fail "$tag setup" "mkfs.ext4 or mount of /dev/$DISK failed"
+		dump "mkfs.ext4" /tmp/mkfs.flush.log
+		return
+	fi
+	if [[ $(cat "$wc") == "write back" ]]; then
+		pass "$tag: $DISK has a write-back cache"
+	else
+		fail "$tag: $DISK's cache" "$(cat "$wc"), want write back"
+	fi
+	for i in "${!names[@]}"; do
+		# shellcheck disable=SC2086 # the pattern's options, split
+		iowork -w ${wargs[$i]} "$mnt/f$i" >"/tmp/iowork.flush.$i.out" 2>"/tmp/iowork.flush.$i.err" &
+		wpid[i]=$!
+		if ! wait_for "/tmp/iowork.flush.$i.out" '^READY ' "${wpid[$i]}" 120; then
+			fail "$tag ${names[$i]} setup" "iowork did not print READY"
+			dump "iowork stderr" "/tmp/iowork.flush.$i.err"
+			kill -9 "${wpid[@]}" 2>/dev/null
+			wait 2>/dev/null
+			umount "$mnt"
+			return
+		fi
+	done
+	sync
+	t0=$(uptime_s)
+	for k in "${!flushtools[@]}"; do
+		# shellcheck disable=SC2086 # the tool's options, split
+		iostackbreak ${flushtools[$k]} -d "$DISK" --json >"/tmp/tool.flush.$k.json" \
+			2>"/tmp/tool.flush.$k.err" &
+		tpid[$k]=$!
+	done
+	for k in "${!flushtools[@]}"; do
+		if ! wait_for "/tmp/tool.flush.$k.err" 'Hit Ctrl-C to end\.$' "${tpid[$k]}" "$ATTACH_TIMEOUT"; then
+			fail "$tag ${flushtools[$k]} attach" "iostackbreak ${flushtools[$k]} -d $DISK did not start"
+			dump "iostackbreak stderr" "/tmp/tool.flush.$k.err"
+			kill -9 "${tpid[@]}" "${wpid[@]}" 2>/dev/null
+			wait 2>/dev/null
+			umount "$mnt"
+			return
+		fi
+	done
+	info "$tag: six tools attached in $(since "$t0") s"
+	read -r w0 f0 < <(flush_stats "$DISK")
+	for i in "${!names[@]}"; do
+		[[ ${names[$i]} == write-through ]] && echo "write through" >"$wc"
+		read -r a b < <(flush_stats "$DISK")
+		kill -USR1 "${wpid[$i]}"
+		wait_exit "${wpid[$i]}" "$WORK_TIMEOUT"
+		check_eq "$tag ${names[$i]}: iowork exit status" "$exit_rc" 0
+		read -r w1 f1 < <(flush_stats "$DISK")
+		dw[i]=$((w1 - a)) df[i]=$((f1 - b))
+		echo "write back" >"$wc"
+	done
+	read -r w1 f1 < <(flush_stats "$DISK")
+	for k in "${!flushtools[@]}"; do
+		kill -INT "${tpid[$k]}"
+		wait_exit "${tpid[$k]}" 60
+		check_eq "$tag ${flushtools[$k]}: tool exit status" "$exit_rc" 0
+		grep '^{' "/tmp/tool.flush.$k.json" | tail -n 1 >"/tmp/tool.flush.$k.last"
+	done
+	umount "$mnt"
+	# Per op, the count (+ errors) summed over a report's blk cells.
+	totals='[.cells[] | select(.layer == "blk")] | group_by(.op)
+		| map({key: .[0].op, value: (map(.count + (.errors // 0)) | add)}) | from_entries'
+	line=/tmp/tool.flush.plain.last
+	for i in "${!names[@]}"; do
+		info "$tag ${names[$i]} (pid ${wpid[$i]}): diskstats writes ${dw[$i]} flushes ${df[$i]}; -P $(jq -c --argjson p "${wpid[$i]}" \
+			'[.cells[] | select(.layer == "blk" and .pid == $p) | {(.op): .count}] | add // {}' /tmp/tool.flush.P.last)"
+		ws=$((ws + dw[i])) fs=$((fs + df[i]))
+	done
+	info "$tag: plain $(jq -c "$totals" "$line"); diskstats over the window: writes $((w1 - w0)) flushes $((f1 - f0))"
+	check_eq "$tag: flushes happened (the disk has a write-back cache)" "$(((f1 - f0) > 0))" 1
+	check_eq "$tag: write-through disk, no flush" "${df[6]}" 0
+	check_eq "$tag: plain blk write = diskstats writes" "$(jq "$totals | .write // 0" "$line")" $((w1 - w0))
+	check_eq "$tag: plain blk flush = diskstats flushes" "$(jq "$totals | .flush // 0" "$line")" $((f1 - f0))
+	for k in P D F Q; do
+		got=$(jq -c "$totals" "/tmp/tool.flush.$k.last")
+		check_eq "$tag: ${flushtools[$k]}: every op's total is plain's" \
+			"$(jq -n --argjson a "$got" --argjson b "$(jq -c "$totals" "$line")" '$a == $b | if . then 1 else 0 end')" 1 "$got"
+		check_eq "$tag: ${flushtools[$k]}: breakdown_map_full" \
+			"$(jq '.dropped_by_reason.breakdown_map_full' "/tmp/tool.flush.$k.last")" 0
+	done
+	for i in "${!names[@]}"; do
+		got=$(jq --argjson p "${wpid[$i]}" \
+			'[.cells[] | select(.layer == "blk" and .op == "flush" and .pid == $p) | .count] | add // 0' \
+			/tmp/tool.flush.P.last)
+		check_eq "$tag ${names[$i]}: -P, its process's flushes = the disk's in its run" "$got" "${df[$i]}"
+	done
+	line=/tmp/tool.flush.c.last
+	check_eq "$tag -c iowork: blk flush = every flush" "$(jq "$totals | .flush // 0" "$line")" "$fs"
+	check_eq "$tag -c iowork: syscall fsync (fsync, fdatasync)" \
+		"$(jq '[.cells[] | select(.layer == "syscall" and .op == "fsync") | .count] | add // 0' "$line")" $((5 * n))
+	# -W pwrites (4 patterns), O_SYNC and O_DSYNC pwrites, and each
+	# process's one result write to its /tmp file.
+	check_eq "$tag -c iowork: syscall write" \
+		"$(jq '[.cells[] | select(.layer == "syscall" and .op == "write") | .count] | add // 0' "$line")" \
+		$((6 * n + ${#names[@]}))
+}
+
 info "block schedulers: $(for d in vda vdb vdc vdd; do printf '%s=%s ' "$d" "$(cat /sys/block/$d/queue/scheduler)"; done)"
 for m in fentry kprobe; do
 	echo "=== --attach=$m"
@@ -989,6 +1127,11 @@ info "slow events: $(since "$t0") s in all"
 
 echo "=== 32-bit tasks: compat system calls left out"
 compat_run
+
+echo "=== flushes against diskstats, and whose they are: ext4 without a journal on $DISK"
+t0=$(uptime_s)
+flush_run
+info "flush: $(since "$t0") s in all"
 
 echo "=== kretprobe returns missed under load: --attach=kprobe"
 t0=$(uptime_s)

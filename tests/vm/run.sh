@@ -65,7 +65,7 @@ start=$(date +%s.%N)
 
 modules=null_blk # a device with a known delay (delayed_device_run)
 files=(--file "$root/$build/iostackbreak" --file "$root/$build/iowork" --file "$root/$build/compat32"
-	--file "$jq")
+	--file "$jq" --file "$(command -v mkfs.ext4)")
 if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
 	mkfs_f2fs=$(command -v mkfs.f2fs) ||
 		{ echo "$prog: mkfs.f2fs not found on the host: apt-get install f2fs-tools" >&2; exit 2; }
