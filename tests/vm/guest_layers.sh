@@ -1041,9 +1041,12 @@ flush_run() {
 		grep '^{' "/tmp/tool.flush.$k.json" | tail -n 1 >"/tmp/tool.flush.$k.last"
 	done
 	umount "$mnt"
-	# Per op, the count (+ errors) summed over a report's blk cells.
+	# Per op, the count (+ errors) summed over a report's blk cells; ops
+	# of no request left out (the plain report has every op's cell, a
+	# breakdown only the keys it saw).
 	totals='[.cells[] | select(.layer == "blk")] | group_by(.op)
-		| map({key: .[0].op, value: (map(.count + (.errors // 0)) | add)}) | from_entries'
+		| map({key: .[0].op, value: (map(.count + (.errors // 0)) | add)})
+		| map(select(.value > 0)) | from_entries'
 	line=/tmp/tool.flush.plain.last
 	for i in "${!names[@]}"; do
 		info "$tag ${names[$i]} (pid ${wpid[$i]}): diskstats writes ${dw[$i]} flushes ${df[$i]}; -P $(jq -c --argjson p "${wpid[$i]}" \
