@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The vfs and file-system layers (ext4, xfs, btrfs): one fentry/fexit and
+ * The vfs and file-system layers (those of cells.def's FS kind: ext4, xfs,
+ * btrfs, f2fs): one fentry/fexit and
  * one kprobe/kretprobe pair per kernel function of the table, bound to its
  * function by user space before load, and a cell's own tracepoint pair
  * where one exists (ext4 fsync).

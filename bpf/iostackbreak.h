@@ -41,8 +41,11 @@ _Static_assert((int)UOP_READ == (int)FSOP_READ && (int)UOP_WRITE == (int)FSOP_WR
 
 /*
  * How a program attaches. One enum for every side: the method --attach
- * forces, the one the planner picks for each cell and target, the program
- * table's, and how a BPF program reaches its function's arguments.
+ * forces, the one the planner picks for each cell and target, and the
+ * program table's. (How a program then reads its target's arguments is
+ * enum arg_method, bpf/files.bpf.h: it also depends on the target's kind,
+ * a syscall wrapper holding the user's registers behind one more pointer,
+ * and never leaves the BPF side.)
  */
 enum attach_method {
 	METHOD_NONE,	   /* a cell not traced; --attach=auto: none forced */

@@ -33,9 +33,9 @@ struct report {
 	uint64_t drops[NR_DROP_REASONS]; /* the same, by reason */
 	const struct plan *plan;
 	/* What the command line asked for: the report reads its options
-	 * (--timestamp, --no-verdict, -d, -P/-D/-F, --top, -B, ...) there. */
+	 * (--timestamp, --no-verdict, -d, -P/-D/-F/-G, --top, -B, ...) there. */
 	const struct config *cfg;
-	/* Breakdowns (-P, -D, -F): entries in report order, or none. */
+	/* Breakdowns (-P, -D, -F, -G): entries in report order, or none. */
 	const struct breakdown_set *breakdowns;
 	disk_namer disk_name;
 	const struct self_stats *stats; /* --stats: the tracer's own cost, or NULL */

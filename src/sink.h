@@ -6,7 +6,7 @@
  *
  *   report_begin, cell (every cell the user asked for, traced or skipped,
  *   in layer/op order), cells_end, calls (where the time of calls went,
- *   when they are split), breakdown_rows (with -P/-D/-F), stats (with
+ *   when they are split), breakdown_rows (with -P/-D/-F/-G), stats (with
  *   --stats), report_end
  *
  * A sink leaves out the calls it has no use for (NULL). The other outputs

@@ -15,7 +15,8 @@
 #    IOSB_VM_FLAVOUR=amd64 takes Debian's generic kernel instead (linked as
 #    $IOSB_VM_CACHE/current-amd64): the cloud kernel has no f2fs.
 #    IOSB_VM_FLAVOUR=cloud-arm64 takes Debian's arm64 cloud kernel (for
-#    qemu-system-aarch64, tools/vm/run-arm64.sh; linked as current-cloud-arm64).
+#    qemu-system-aarch64, which tools/vm/run.sh runs for it; linked as
+#    current-cloud-arm64).
 #    IOSB_VM_KERNEL=6.12 takes the newest 6.12 kernel Debian 12 ships beside
 #    its 6.1 (the meta-package linux-image-6.12-<flavour>, linked as
 #    $IOSB_VM_CACHE/current-6.12, or current-<flavour>-6.12).
