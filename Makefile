@@ -181,6 +181,14 @@ vm: all $(OUTPUT)/compat32
 vm-6.12: all $(OUTPUT)/compat32
 	IOSB_VM_KERNEL=6.12 $(LEFTOVERS) vm-6.12 -- tests/vm/run.sh
 
+# The same suite on Debian 12's generic kernel (6.1), which has f2fs where
+# the cloud kernels have none: f2fs's cells, added by one line of
+# bpf/cells.def, traced and counted like ext4's (not part of make check;
+# its result is in the README's table of kernels).
+.PHONY: vm-f2fs
+vm-f2fs: all $(OUTPUT)/compat32
+	IOSB_VM_FLAVOUR=amd64 $(LEFTOVERS) vm-f2fs -- tests/vm/run.sh
+
 # io_uring where fentry attaches (io-wq-queued; block requests per request
 # without block_io_start): one short guest on each of the two kernels.
 .PHONY: vm-uring
