@@ -158,7 +158,7 @@ if [[ ! -e $dir/.complete ]]; then
 	[[ -s $tmp/tree/lib/modules/$kver/modules.dep ]] || die "depmod produced no modules.dep"
 	echo "$kver" >"$tmp/tree/.kver"
 	echo "$pkg $ver" >"$tmp/tree/.package"
-	touch "$tmp/tree/.complete"
+	touch "$tmp/tree/.complete-e2fsprogs"
 	rm -rf "$dir"
 	mv "$tmp/tree" "$dir"
 	rm -rf "$tmp"
@@ -170,18 +170,21 @@ if [[ "$(readlink "$cache/$link" 2>/dev/null)" != "$name" ]]; then
 fi
 
 # ---- 3. arm64 programs for the guest ---------------------------------------
-# busybox, bash, jq and stdbuf built for arm64 cannot be installed beside the
-# host's own: their packages are extracted into $IOSB_VM_CACHE/userland-arm64
-# (tools/vm/run.sh takes them from there; their libraries are the host's
-# arm64 ones, step 1).
-if [[ -n $pkgarch && ! -e $cache/userland-arm64/.complete ]]; then
-	note "downloading and extracting arm64 busybox-static, bash, jq and coreutils into $cache/userland-arm64"
+# busybox, bash, jq, stdbuf and mkfs.ext4 built for arm64 cannot be installed
+# beside the host's own: their packages are extracted into
+# $IOSB_VM_CACHE/userland-arm64 (tools/vm/run.sh takes them from there; their
+# libraries are the host's arm64 ones, step 1, or e2fsprogs' own, extracted
+# with it). The marker names the set, so a cache of an older set is made anew.
+arm64_pkgs=(busybox-static:arm64 bash:arm64 jq:arm64 coreutils:arm64 e2fsprogs:arm64
+	libext2fs2:arm64 libcom-err2:arm64 libss2:arm64 libblkid1:arm64 libuuid1:arm64)
+if [[ -n $pkgarch && ! -e $cache/userland-arm64/.complete-e2fsprogs ]]; then
+	note "downloading and extracting arm64 busybox-static, bash, jq, coreutils and e2fsprogs into $cache/userland-arm64"
 	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	chmod 0755 "$tmp"
 	if id _apt >/dev/null 2>&1 && [[ $EUID == 0 ]]; then chown _apt "$tmp"; fi
-	(cd "$tmp" && apt-get -qq download busybox-static:arm64 bash:arm64 jq:arm64 coreutils:arm64 >&2) ||
-		die "apt-get download of arm64 busybox-static, bash, jq, coreutils failed (try 'apt-get update')"
+	(cd "$tmp" && apt-get -qq download "${arm64_pkgs[@]}" >&2) ||
+		die "apt-get download of arm64 ${arm64_pkgs[*]} failed (try 'apt-get update')"
 	for deb in "$tmp"/*.deb; do
 		dpkg-deb -x "$deb" "$tmp/tree" || die "dpkg-deb -x $deb failed"
 	done
