@@ -266,13 +266,15 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	}
 	if (call && (split_calls || events_on)) {
 		count_call_request(call, seen_bytes(rq, bio, btf));
-		if (rq)
+		if (rq) {
 			count_call_flush(call, rq, btf);
-		else
+		} else {
 			/* A PREFLUSH bio at block_getrq: its disk has a write-back
 			 * cache (submit_bio_noacct drops the flag where it has
 			 * none), so it waits for a flush, one more request. */
 			call->blk_requests++;
+			call->blk_flushes++;
+		}
 	}
 	if (call && events_on) {
 		v.tid = (__u32)id;

@@ -76,8 +76,10 @@ static __always_inline bool rq_waits_for_flush(struct request *rq, __u32 cmd_fla
 static __always_inline void count_call_flush(struct thread_starts *ts, struct request *rq,
 					     bool btf)
 {
-	if (rq_waits_for_flush(rq, rq_cmd_flags(rq, btf)))
+	if (rq_waits_for_flush(rq, rq_cmd_flags(rq, btf))) {
 		ts->blk_requests++;
+		ts->blk_flushes++;
+	}
 }
 
 /*

@@ -83,6 +83,7 @@ static inline void parts_reset_counts(struct thread_starts *ts)
 	ts->lock_max_ns = 0;
 	ts->lock_max_addr = 0;
 	ts->blk_requests = 0;
+	ts->blk_flushes = 0;
 	ts->blk_bytes = 0;
 	ts->journal_requests = 0;
 	ts->journal_flushes = 0;

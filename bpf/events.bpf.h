@@ -155,6 +155,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	for (__u32 p = 0; p < NR_PARTS; p++)
 		e->part_ns[p] = split_calls ? ts->part_ns[p] : 0;
 	e->blk_requests = ts->blk_requests;
+	e->blk_flushes = ts->blk_flushes;
 	e->blk_bytes = ts->blk_bytes;
 	e->blk_max_ns = 0;
 	e->blk_max_dev = 0;

@@ -257,6 +257,7 @@ struct thread_starts {
 	__u64 part_ns[NR_PARTS]; /* time charged to each part so far */
 	__u64 blk_bytes;	 /* block requests started during the call */
 	__u32 blk_requests;
+	__u32 blk_flushes; /* of those, the device flushes its requests waited for */
 	__u8 inner; /* the innermost open layer; NO_LAYER: no call open */
 	__u8 root;  /* the outermost layer of the open call */
 	__u8 off;   /* 0: on CPU; else the off-CPU part + 1 */
@@ -357,8 +358,10 @@ struct call_event {
 	__u64 part_ns[NR_PARTS]; /* 0 each without the parts of calls */
 	__u64 blk_bytes;
 	__u64 blk_max_ns; /* the slowest request of the call, completed by its end */
-	__u32 blk_requests;
+	__u32 blk_requests; /* a device flush its requests waited for included */
 	__u32 blk_max_dev;
+	__u32 blk_flushes; /* of blk_requests, those device flushes */
+	__u32 pad_flushes;
 	__u64 ino;
 	__u32 dev;
 	/* An io_uring request (layer io_uring): its IORING_OP_*; part_ns[]

@@ -135,7 +135,10 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out, "]");
 	}
 	if (e->blk_requests) {
-		fprintf(out, " blk %u req %" PRIu64 " B", e->blk_requests, (uint64_t)e->blk_bytes);
+		fprintf(out, " blk %u req", e->blk_requests);
+		if (e->blk_flushes)
+			fprintf(out, " (%u flush)", e->blk_flushes);
+		fprintf(out, " %" PRIu64 " B", (uint64_t)e->blk_bytes);
 		if (e->blk_max_ns) {
 			char disk[64];
 
@@ -266,6 +269,7 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 	}
 	blk = json_object_new_object();
 	json_object_object_add(blk, "requests", json_object_new_uint64(e->blk_requests));
+	json_object_object_add(blk, "flushes", json_object_new_uint64(e->blk_flushes));
 	json_object_object_add(blk, "bytes", json_object_new_uint64(e->blk_bytes));
 	if (e->blk_max_ns) {
 		char disk[64];

@@ -98,7 +98,7 @@ def run_pattern(name, args, sysop, journal, cache, tmp):
         tools = {
             "P": Tool("-T", "blk", "-P", *d),
             "Q": Tool("-T", "blk", "-Q", *d),
-            "p": Tool("-T", "syscall,blk", "-p", str(work.pid), *d),
+            "p": Tool("-T", "syscall,blk", "-p", str(work.pid), "--slower=0", *d),
             "D": Tool("-T", "blk", "-D", *d),
             "F": Tool("-T", "blk", "-F", *d),
             "plain": Tool("-T", "blk", *d),
@@ -112,9 +112,11 @@ def run_pattern(name, args, sysop, journal, cache, tmp):
         time.sleep(0.3)
         after = diskstats_writes(loop.name)
         device_flushes = ftr.stop()
-        reports = {k: t.stop_json()[-1] for k, t in tools.items()}
+        lines = {k: t.stop_json() for k, t in tools.items()}
+        reports = {k: v[-1] for k, v in lines.items()}
         tools = {}
         return {
+            "events": [e for e in lines["p"] if e.get("event") == "io"],
             "diskstats": tuple(a - b for a, b in zip(after, before)),
             "device_flushes": device_flushes,
             "reports": reports,
@@ -154,6 +156,24 @@ def check_pattern(name, fig):
     if fig["device_flushes"] and "journal" not in name:
         # No journal: the process asked for every flush the disk did.
         assert own.get("flush", 0) == fig["device_flushes"], f"{what}: -p {own}"
+    # Each call's own flushes, in its event: every flush its requests
+    # waited for, asked for first or shared (4 threads: each waiter has
+    # it), none on a write-through disk. Without a journal those are all
+    # the disk's flushes. With one, the commits' flushes are the journal
+    # thread's (journal_blk); a call's own PREFLUSH may share a flush the
+    # commit asked for first, which -p then leaves to the commit: at
+    # least -p's flushes, at most one a call.
+    events = [e for e in fig["events"] if e["op"] == fig["sysop"]]
+    assert len(events) == calls, f"{what}: {len(events)} events for {calls} calls"
+    flushes = sum(e["blk"]["flushes"] for e in events)
+    assert all(e["blk"]["flushes"] <= e["blk"]["requests"] for e in events), what
+    if "journal" not in name and "threads" not in name:
+        assert flushes == fig["device_flushes"], f"{what}: events' own flushes {flushes}"
+    elif "threads" in name:
+        assert fig["device_flushes"] <= flushes <= calls, f"{what}: events' own flushes {flushes}"
+    else:
+        assert own.get("flush", 0) <= flushes <= calls, \
+            f"{what}: events' own flushes {flushes}, -p {own}"
 
 
 def table_row(name, fig):

@@ -153,6 +153,8 @@ Test(events, json_line_has_the_documented_keys)
 	cr_assert_str_eq(json_object_get_string(v), "disk7");
 	cr_assert(json_object_object_get_ex(blk, "max_ns", &v));
 	cr_assert_eq(json_object_get_uint64(v), 28000000);
+	cr_assert(json_object_object_get_ex(blk, "flushes", &v));
+	cr_assert_eq(json_object_get_uint64(v), 0);
 	json_object_put(o);
 
 	/* open and fsync have no position or size; a call with no request
@@ -189,6 +191,15 @@ Test(events, text_line)
 			   text);
 	cr_assert_not_null(strstr(text, "blk 1 req 4096 B slowest 28000.000 us on disk7"), "%s",
 			   text);
+	membuf_free(&m);
+
+	/* An fsync's own flush: its empty PREFLUSH write and the flush. */
+	pe.call.blk_requests = 2;
+	pe.call.blk_flushes = 1;
+	pe.call.blk_bytes = 0;
+	event_text_line(membuf_open(&m), &ctx, &pe.call, sizeof(pe));
+	text = membuf_close(&m);
+	cr_assert_not_null(strstr(text, "blk 2 req (1 flush) 0 B slowest"), "%s", text);
 	membuf_free(&m);
 }
 
