@@ -158,7 +158,7 @@ if [[ ! -e $dir/.complete ]]; then
 	[[ -s $tmp/tree/lib/modules/$kver/modules.dep ]] || die "depmod produced no modules.dep"
 	echo "$kver" >"$tmp/tree/.kver"
 	echo "$pkg $ver" >"$tmp/tree/.package"
-	touch "$tmp/tree/.complete-e2fsprogs"
+	touch "$tmp/tree/.complete"
 	rm -rf "$dir"
 	mv "$tmp/tree" "$dir"
 	rm -rf "$tmp"
@@ -188,7 +188,7 @@ if [[ -n $pkgarch && ! -e $cache/userland-arm64/.complete-e2fsprogs ]]; then
 	for deb in "$tmp"/*.deb; do
 		dpkg-deb -x "$deb" "$tmp/tree" || die "dpkg-deb -x $deb failed"
 	done
-	touch "$tmp/tree/.complete"
+	touch "$tmp/tree/.complete-e2fsprogs"
 	rm -rf "$cache/userland-arm64"
 	mv "$tmp/tree" "$cache/userland-arm64"
 	rm -rf "$tmp"

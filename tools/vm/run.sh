@@ -130,7 +130,7 @@ if [[ ${IOSB_VM_FLAVOUR:-} == *-arm64 ]]; then
 	garch=aarch64
 	qemu="qemu-system-aarch64"
 	userland=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64
-	[[ -e $userland/.complete ]] || die "no arm64 programs in $userland (run IOSB_VM_FLAVOUR=cloud-arm64 tools/vm/fetch-kernel.sh)"
+	[[ -e $userland/.complete-e2fsprogs ]] || die "no arm64 programs in $userland (run IOSB_VM_FLAVOUR=cloud-arm64 tools/vm/fetch-kernel.sh)"
 fi
 for c in "$qemu" cpio depmod modprobe mkfs.ext4 mkfs.xfs mkfs.btrfs ldd ldconfig readelf; do
 	command -v "$c" >/dev/null || die "'$c' not found in PATH (run tools/vm/fetch-kernel.sh as root to install the host packages)"
