@@ -663,6 +663,12 @@ launch_traced() {
 	shift
 	targs=("$@")
 	launched=1
+	# A file left by an earlier launch (events_run runs once per method)
+	# would let wait_for see its READY or "Hit Ctrl-C" before this
+	# launch's process has truncated it: the workload then ran before the
+	# tool attached and was gone when it looked for it (2026-11-27, the
+	# kprobe events case on 6.1 and arm64: "no process with PID ...").
+	rm -f "$wout" "$tout" "$terr"
 	iowork -w "${wargs[@]}" >"$wout" 2>/tmp/iowork.launch.err &
 	wpid=$!
 	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
