@@ -532,13 +532,17 @@ static long forced_hash_slots(char *err, size_t errsz)
 }
 
 /*
- * The skeleton's open, with the object that calls no kernel function when
- * the kernel has no BTF of its own: libbpf resolves a kfunc there only and
- * refuses to load an object that declares one without it (ESRCH), --btf or
- * not. Both objects come from one source (Makefile), with the same maps,
- * programs and .rodata, so the one skeleton serves either.
+ * The skeleton's open, with the object that calls no kernel function unless
+ * the plan calls one: where the kernel has no BTF of its own, libbpf
+ * resolves a kfunc there only and refuses to load an object that declares
+ * one without it (ESRCH), --btf or not; with the BPF JIT off the kernel
+ * refuses any program that calls one (ENOTSUPP, "Unknown error 524" on
+ * Debian's 6.1 booted with bpf_jit_enable=0). Both objects come from one
+ * source (Makefile), with the same maps, programs and .rodata, so the one
+ * skeleton serves either.
  */
-static struct iostackbreak_bpf *open_object(const struct bpf_object_open_opts *opts)
+static struct iostackbreak_bpf *open_object(const struct bpf_object_open_opts *opts,
+					    bool kfuncs)
 {
 	struct iostackbreak_bpf *obj = calloc(1, sizeof(*obj));
 	int err;
@@ -546,7 +550,7 @@ static struct iostackbreak_bpf *open_object(const struct bpf_object_open_opts *o
 	if (!obj)
 		return NULL;
 	err = iostackbreak_bpf__create_skeleton(obj);
-	if (!err && access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!err && (!kfuncs || access("/sys/kernel/btf/vmlinux", R_OK)))
 		obj->skeleton->data = (void *)iostackbreak_nokfunc_bpf__elf_bytes(
 			&obj->skeleton->data_sz);
 	if (!err)
@@ -571,7 +575,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = cfg->btf);
 	int ret;
 
-	t->skel = open_object(&open_opts);
+	t->skel = open_object(&open_opts, plan->rdonly_cast);
 	if (!t->skel) {
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;
@@ -584,10 +588,12 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 		return -1;
 	ret = iostackbreak_bpf__load(t->skel);
 	if (ret) {
+		/* 524, the kernel's own ENOTSUPP, has no text in libc. */
 		snprintf(err, errsz,
 			 "the kernel refused to load the BPF programs (%s); run "
 			 "with -v to see the verifier's log",
-			 strerror(-ret));
+			 -ret == 524 ? "ENOTSUPP: a feature they use is not supported here"
+				     : strerror(-ret));
 		return -1;
 	}
 	t->task_storage = task_storage;

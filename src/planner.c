@@ -459,6 +459,13 @@ static void plan_bio(const struct kcaps *caps, const struct config *cfg, struct 
 				    "block_rq_complete missing");
 			continue;
 		}
+		/* A request's completion walks its bios with bpf_loop. */
+		if (caps->jit_off) {
+			why_add(cp, "the BPF JIT is off, and the interpreter runs no bpf_loop, "
+				    "which ends the bios of a request (sysctl -w "
+				    "net.core.bpf_jit_enable=1)");
+			continue;
+		}
 		cp->src = src;
 		/* Completions last: attach_blk() attaches them first. */
 		cp->nr_targets = 0;

@@ -24,6 +24,9 @@ struct kcaps {
 	/* BPF tracing programs do not run while a thread of PID 1 is current */
 	bool bpf_skips_pid1;
 	bool rdonly_cast; /* the bpf_rdonly_cast kfunc (6.2+) is in the kernel's BTF */
+	/* net.core.bpf_jit_enable = 0: programs run in the interpreter, which
+	 * refuses kfunc calls and callbacks (bpf_loop) */
+	bool jit_off;
 	/* io_uring_complete takes (ctx, req, user_data, res, cflags, ...),
 	 * not (ctx, req, cqe): before 6.3 */
 	bool uring_complete_fields;

@@ -502,8 +502,11 @@ int kcaps_probe(struct kcaps *caps, const char *btf_path, char *err, size_t errs
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
 	caps->uring_complete_fields = tp_proto_params(p->types, "io_uring_complete") > 4;
 	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->types);
-	/* A kfunc: libbpf and the kernel resolve it in the kernel's own BTF. */
-	caps->rdonly_cast = p->kernel &&
+	/* A kfunc: libbpf and the kernel resolve it in the kernel's own BTF,
+	 * and only the JIT can call one (the interpreter refuses to load a
+	 * program that does: ENOTSUPP). */
+	caps->jit_off = bpf_jit_off();
+	caps->rdonly_cast = p->kernel && !caps->jit_off &&
 			    btf__find_by_name_kind(p->kernel, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
 	p->skips_pid1 = caps->bpf_skips_pid1;
 	caps->uring_parts_other_args = !probe_uring_parts_args(p->types);

@@ -1156,6 +1156,17 @@ Test(planner, bio_from_its_tracepoints)
 }
 
 /* -D: the stack needs the remaps of stacked devices too, first. */
+/* The interpreter (JIT off) runs no bpf_loop: no bio layer, and why. */
+Test(planner, bio_not_without_the_jit)
+{
+	build(FAKE_TRACEPOINTS, "bio,blk", METHOD_NONE);
+	fk.caps.jit_off = true;
+	replan();
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		expect_cell(LAYER_BIO, op, METHOD_NONE, NULL, T("JIT is off", "bpf_jit_enable=1"));
+	cr_assert_neq(plan.cells[LAYER_BLK][BLKOP_READ].src, METHOD_NONE);
+}
+
 Test(planner, bio_per_disk_adds_the_remaps)
 {
 	build(FAKE_TRACEPOINTS, "bio", METHOD_NONE);
