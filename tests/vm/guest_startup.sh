@@ -37,7 +37,7 @@ disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
 cnt() { jq -r --arg l "$1" --arg o "$2" '[.cells[] | select(.layer == $l and .op == $o) | .count] | add // 0' /tmp/run.json; }
 
 # The lockdown level is in securityfs, which the guest's init leaves unmounted.
-mountpoint -q /sys/kernel/security || mount -t securityfs securityfs /sys/kernel/security
+grep -qs " /sys/kernel/security " /proc/mounts || mount -t securityfs securityfs /sys/kernel/security
 echo "guest: kernel $(uname -r), case '$case', lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo '?'), bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable)"
 
 # traced_dd [TOOL ARGS]: N direct 4 KiB reads of /dev/vdd by dd, traced on
