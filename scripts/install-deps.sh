@@ -31,6 +31,9 @@ libjson-c-dev libcriterion-dev libbpf-tools python3 util-linux e2fsprogs \
 xfsprogs btrfs-progs kmod cpio busybox-static qemu-system-x86 fdisk fio strace jq \
 libmicrohttpd-dev prometheus libclang-rt-dev chromium fonts-dejavu-core tmux \
 redis-server redis-tools"
+# sqlite3: the database a shell pipeline feeds in the storage-files test
+# (test_fds: its reads of its stdin pipe are left out, its file's counted).
+PKGS="$PKGS sqlite3"
 # make deb and its test (make deb-check).
 PKGS="$PKGS dpkg-dev lintian man-db"
 # lld links the VM suite's 32-bit compat program (tools/compat32.c).
