@@ -301,23 +301,24 @@ static char part_letter(unsigned int part)
 }
 
 /*
- * "(bar: S V E X B F a layer on CPU (syscall, vfs, ...), w io_wait, ...)":
- * each part's letter, from the layers of bpf/cells.def and the parts.
+ * The bar's letters, in two lines that fit 80 columns: each layer of threads
+ * of bpf/cells.def on CPU ("(bar: S syscall, V vfs, ..."), then the waits.
  */
-static void bar_legend(char *buf, size_t sz)
+static void bar_legend(char *layers, size_t lsz, char *waits, size_t wsz)
 {
-	size_t n = (size_t)snprintf(buf, sz, "(bar:");
+	size_t n = (size_t)snprintf(layers, lsz, "(bar:");
 
-	for (unsigned int l = 0; l < NR_CALL_LAYERS && n < sz; l++)
-		n += (size_t)snprintf(buf + n, sz - n, " %c", part_letter(l));
-	for (unsigned int l = 0; l < NR_CALL_LAYERS && n < sz; l++)
-		n += (size_t)snprintf(buf + n, sz - n, "%s%s", l ? ", " : " a layer on CPU (",
+	for (unsigned int l = 0; l < NR_CALL_LAYERS && n < lsz; l++)
+		n += (size_t)snprintf(layers + n, lsz - n, "%s %c %s", l ? "," : "", part_letter(l),
 				      layer_name(l));
-	for (unsigned int p = NR_CALL_LAYERS; p < NR_PARTS && n < sz; p++)
-		n += (size_t)snprintf(buf + n, sz - n, "%s%c %s", p == NR_CALL_LAYERS ? "), " : ", ",
+	if (n < lsz)
+		snprintf(layers + n, lsz - n, ": the layer on CPU;");
+	n = 0;
+	for (unsigned int p = NR_CALL_LAYERS; p < NR_PARTS && n < wsz; p++)
+		n += (size_t)snprintf(waits + n, wsz - n, "%s %c %s", p == NR_CALL_LAYERS ? "" : ",",
 				      part_letter(p), part_name(p));
-	if (n < sz)
-		snprintf(buf + n, sz - n, ")");
+	if (n < wsz)
+		snprintf(waits + n, wsz - n, ")");
 }
 
 /* BAR_W letters, each part's share of them (largest remainders round). */
@@ -421,7 +422,7 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 {
 	const struct model *m = &lv->m;
 	struct screen s = { .buf = buf, .sz = sz, .rows = rows, .cols = cols };
-	char when[16], legend[200];
+	char when[16], legend[160], waits[120];
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -454,8 +455,9 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 		     row->count ? p50 : "-", row->count ? p99 : "-", row->split ? "[" : "", bar,
 		     row->split ? "]" : "");
 	}
-	bar_legend(legend, sizeof(legend));
+	bar_legend(legend, sizeof(legend), waits, sizeof(waits));
 	line(&s, "%s", legend);
+	line(&s, "%s", waits);
 	if (m->left_out_layer >= 0)
 		line(&s,
 		     "(%s left out: %" PRIu64 " calls on pipes, %" PRIu64 " on sockets, %" PRIu64

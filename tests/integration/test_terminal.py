@@ -291,8 +291,11 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             assert screen.splitlines()[0].startswith("iostackbreak --live"), screen
             assert "verdict: read p99" in screen, screen
             # The bar's letters, one per layer of threads in bpf/cells.def.
-            assert ("(bar: S V E X B F a layer on CPU (syscall, vfs, ext4, xfs, btrfs, f2fs), "
-                    "w io_wait, b blocked, r runqueue, l lock, j journal)") in screen, screen
+            lines = [l.rstrip() for l in screen.splitlines()]
+            legend = "(bar: S syscall, V vfs, E ext4, X xfs, B btrfs, F f2fs: the layer on CPU;"
+            assert legend in lines, screen
+            assert lines[lines.index(legend) + 1] == \
+                " w io_wait, b blocked, r runqueue, l lock, j journal)", screen
             # Calls on pipes and sockets (tmux's own, python's) are left
             # out of the storage layers, and the view says so.
             assert re.search(r"\(syscall left out: \d+ calls on pipes, \d+ on sockets", screen), screen
