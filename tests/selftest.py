@@ -55,8 +55,22 @@ def leftovers_are_found():
         cgroup = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") \
             else "/sys/fs/cgroup"
         group = os.path.join(cgroup, f"iosb-selftest-{os.getpid()}")
+        # A mount, and a BPF program no process holds: pinned in a bpffs
+        # of its own, as a tracer that died without detaching would leave
+        # one.
+        mnt = os.path.join(tmp, "bpffs")
+        os.mkdir(mnt)
+        prog = os.path.join(tmp, "leak.bpf.o")
+        pin = os.path.join(mnt, "leak")
+        with open(os.path.join(tmp, "leak.bpf.c"), "w") as f:
+            f.write('__attribute__((section("raw_tracepoint/sys_enter"), used))\n'
+                    'int leak(void *ctx) { return 0; }\n'
+                    'char LICENSE[] __attribute__((section("license"), used)) = "GPL";\n')
+        subprocess.run(["clang", "-O2", "-target", "bpf", "-c", os.path.join(tmp, "leak.bpf.c"),
+                        "-o", prog], check=True)
         leak = (f"setsid sleep 300 </dev/null >/dev/null 2>&1 & "
-                f"mkdir {group} && losetup -f --show {img}")
+                f"mkdir {group} && losetup -f --show {img} && "
+                f"mount -t bpf iosb-selftest {mnt} && bpftool prog load {prog} {pin}")
         rc, out = suite("leaky-suite", "sh", "-c", leak)
         dev = [w for w in out.split() if w.startswith("/dev/loop")]
         try:
@@ -65,9 +79,15 @@ def leftovers_are_found():
                 "still running: sleep 300" in out, "the process not found"
             assert dev and f"loop device {dev[0]} " in out, "the loop device not found"
             assert f"cgroup {group} still there" in out, "the cgroup not found"
+            assert f"mount {mnt} still mounted" in out, "the mount not found"
+            assert re.search(r"BPF prog \d+ loaded during the run and still loaded", out), \
+                "the pinned BPF program not found"
         finally:
             for d in dev[:1]:
                 subprocess.run(["losetup", "-d", d])
+            if os.path.exists(pin):
+                os.unlink(pin)
+            subprocess.run(["umount", mnt], capture_output=True)
             if os.path.isdir(group):
                 os.rmdir(group)
 
