@@ -212,6 +212,22 @@ def percentile_misses(ours, theirs, what):
     return misses
 
 
+# Our percentile against fio's lat percentile, as an upper bound: a
+# request's latency, from io_uring_submit_req to its completion's posting,
+# lies inside fio's lat of it (from before fio submits to when it reaps),
+# so each order statistic of ours is at most fio's. Both are read from
+# histograms: ours within a bucket, an eighth of an octave (12.5%), fio's
+# within 1/64 of one (1.6%, its FIO_IO_U_PLAT_BITS): 1.125 * 1.016 < 1.15.
+LAT_BOUND = 1.15
+
+
+def percentile_over(ours, lat, what):
+    """Percentiles of ours over fio's lat by more than the two histograms'
+    resolution: what cannot be, whatever the machine's load."""
+    return [f"{what} {key}: {ours[key]} over fio's lat {lat[pct]}" for key, pct in PCTS
+            if ours[key] > LAT_BOUND * lat[pct]]
+
+
 def traced_fio(loop, *fio_args, rt=True):
     tool = Tool("-T", "io_uring", "--json")
     job = fio(loop.dev, *fio_args, rt=rt)
@@ -224,12 +240,19 @@ def traced_fio(loop, *fio_args, rt=True):
 def uringlayer_fio_randread_counts_and_percentiles():
     """fio --ioengine=io_uring, direct 4 KiB random reads on a loop device
     (direct I/O) over a file, at iodepth 1, 8 and 32: the read count equals fio's
-    total_ios; p50/p90/p99 within 10% of fio's clat_ns at depth 8 and 32.
-    At depth 1 fio's clat starts only when the submitting io_uring_enter
-    has returned (that call is fio's slat): the request's inline issue,
-    which a request's latency from io_uring_submit_req holds, is outside
-    it, so depth 1 is checked against fio's lat_ns (from before the
-    submission), and clat printed beside it."""
+    total_ios; p50/p90/p99 at most fio's lat_ns (LAT_BOUND) at every depth,
+    and within 10% of it at depth 1.
+    fio's clat starts only when the submitting io_uring_enter has returned
+    (that call is fio's slat), so the request's inline issue, which a
+    request's latency from io_uring_submit_req holds, is outside it; its
+    lat starts before the submission. Both end when fio reaps the
+    completion: at depth 1 fio waits in io_uring_enter for it and reaps it
+    at once (ours within 2% of lat here), at depth 8 and 32 it reaps
+    completions in batches, stamped when it gets to them, which the
+    machine's load delays: against clat, -0.4% to -5% at depth 8 and -2%
+    to -22% at depth 32 in runs on one machine (2026-11-25 to 27). Those
+    are printed, not checked: they measure fio's reaping, not the
+    request."""
     tmp = make_tempdir()
     loop = DirectLoop(tmp)
     misses = []
@@ -241,11 +264,12 @@ def uringlayer_fio_randread_counts_and_percentiles():
         assert not any(rep["dropped_by_reason"].values()), rep["dropped_by_reason"]
         clat, lat = job["read"]["clat_ns"]["percentile"], job["read"]["lat_ns"]["percentile"]
         print(f"    iodepth {depth}: {reads['count']} reads, fio {job['read']['total_ios']}")
+        misses += percentile_over(reads, lat, f"iodepth {depth}")
         if depth == 1:
             misses += percentile_misses(reads, lat, "iodepth 1 vs lat")
-            percentile_misses(reads, clat, "iodepth 1 vs clat (not checked)")
         else:
-            misses += percentile_misses(reads, clat, f"iodepth {depth} vs clat")
+            percentile_misses(reads, lat, f"iodepth {depth} vs lat (at most)")
+        percentile_misses(reads, clat, f"iodepth {depth} vs clat (not checked)")
     assert not misses, misses
 
 
