@@ -151,9 +151,13 @@ echo "guest: kernel $(uname -r), N=$N NF=$NF, uptime $(uptime_s) s"
 
 # plan_check METHOD: iostackbreak --plan --attach=METHOD.
 plan_check() {
-	local m=$1 out=/tmp/plan.$1.out err=/tmp/plan.$1.err t0 rc bad layer n
+	local m=$1 out=/tmp/plan.$1.out err=/tmp/plan.$1.err t0 rc bad layer n origin
+	local -a q=()
+	# fentry: with -Q and a process filter, as layers_run's fentry run, the
+	# block layer's origin (block_io_start where the kernel has it, 6.5+).
+	[[ $m == fentry ]] && q=(-Q -p $$)
 	t0=$(uptime_s)
-	iostackbreak --plan --attach="$m" >"$out" 2>"$err"
+	iostackbreak --plan --attach="$m" "${q[@]}" >"$out" 2>"$err"
 	rc=$?
 	info "$m: --plan took $(since "$t0") s, exit status $rc"
 	if [[ $rc != 0 ]]; then
@@ -172,6 +176,11 @@ plan_check() {
 			fail "$m plan: $layer cells" "$n rows; not $m: ${bad:-none}"
 		fi
 	done
+	((${#q[@]})) || return
+	origin=block_rq_insert
+	[[ -d /sys/kernel/tracing/events/block/block_io_start ]] && origin=block_io_start
+	n=$(awk -v o="$origin" '$1 == "blk" && $4 ~ ("(^|,)" o ",")' "$out" | wc -l)
+	check_eq "$m plan -Q -p: blk cells start requests at $origin" "$n" 5
 }
 
 # layers_run METHOD [TOOL ARGS...]: one workload, one tracer (+ fsdist).
