@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.no_verdict = true;
 	r.plan = &plan;
 	r.cfg = &cfg;
-	r.root_layer = -1;
+	r.split_layer = -1;
 	r.interval_s = (double)take_u8(&in) / 7.0 + 0.001;
 	r.wall.tv_sec = (time_t)(take_u64(&in) % 4000000000ULL);
 	cfg.timestamp = take_u8(&in) & 1;
