@@ -55,4 +55,18 @@ static inline __u32 hist_bucket(__u64 ns)
 	return (e - HIST_SUB_BITS) * HIST_SUB + (__u32)(ns >> (e - HIST_SUB_BITS));
 }
 
+/* Whole units by power of two (struct cell_hist's unit_slots); the last
+ * slot is open-ended. */
+#define UNIT_SLOTS 36
+
+static inline __u32 unit_slot(__u64 units)
+{
+	__u32 k;
+
+	if (!units)
+		return 0;
+	k = hist_msb(units) + 1;
+	return k < UNIT_SLOTS ? k : UNIT_SLOTS - 1;
+}
+
 #endif /* HIST_BUCKET_H */

@@ -81,6 +81,15 @@ struct cell_hist {
 	__u64 errors;
 	__u64 error_sum_ns;
 	__u64 buckets[HIST_NR_BUCKETS];
+	/*
+	 * -u, -m: the values in whole units of the report (floor(ns / unit)),
+	 * by power of two: [0] below one unit, [k + 1] from 2^k to 2^(k+1) - 1
+	 * units, as biolatency -m counts them. Log-linear ns buckets cannot be
+	 * regrouped at 1000-based edges, so the kernel counts these as well.
+	 * Filled for the histograms a text report prints (cells, parts of
+	 * calls); 0 in ns runs and in breakdown cells.
+	 */
+	__u64 unit_slots[UNIT_SLOTS];
 };
 
 /* Why an event could not be recorded: indexes of the "drops" map. */

@@ -135,9 +135,9 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		t->lock_ns[k] += ts->lock_ns[k];
 	for (__u32 p = 0; p < NR_PARTS; p++)
 		if (ts->part_ns[p])
-			hist_add(&call_parts, CALL_PARTS_INDEX(op, p), ts->part_ns[p]);
+			hist_add(&call_parts, CALL_PARTS_INDEX(op, p), ts->part_ns[p], true);
 	if (ts->cache_miss_pages)
-		hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages);
+		hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
 }
 
 /* -P: one of a call's counts (enum process_count), where it is not 0. */

@@ -83,8 +83,14 @@ static __always_inline void count_drop(__u32 reason)
 	count_drops(reason, 1);
 }
 
-/* Adds one value to a per-CPU histogram of map at idx. */
-static __always_inline void hist_add(void *map, __u32 idx, __u64 delta)
+/* -u, -m: the report's unit in ns (1000, 1000000); 0 when it is ns. */
+const volatile __u64 unit_ns = 0;
+
+/*
+ * Adds one value to a per-CPU histogram of map at idx. in_ns: the value is
+ * a time, also counted in whole units of the report (a page count is not).
+ */
+static __always_inline void hist_add(void *map, __u32 idx, __u64 delta, bool in_ns)
 {
 	struct cell_hist *c = bpf_map_lookup_elem(map, &idx);
 	__u32 b;
@@ -100,6 +106,12 @@ static __always_inline void hist_add(void *map, __u32 idx, __u64 delta)
 	if (b >= HIST_NR_BUCKETS)
 		return;
 	c->buckets[b]++;
+	if (in_ns && unit_ns) {
+		b = unit_slot(delta / unit_ns);
+		asm volatile("" : "+r"(b));
+		if (b < UNIT_SLOTS)
+			c->unit_slots[b]++;
+	}
 	if (!c->count || delta < c->min_ns)
 		c->min_ns = delta;
 	if (delta > c->max_ns)
@@ -110,7 +122,7 @@ static __always_inline void hist_add(void *map, __u32 idx, __u64 delta)
 
 static __always_inline void record(__u32 layer, __u32 op, __u64 delta)
 {
-	hist_add(&cells, CELL_INDEX(layer, op), delta);
+	hist_add(&cells, CELL_INDEX(layer, op), delta, true);
 }
 
 /* A block request that failed: counted and timed beside the histogram. */

@@ -34,6 +34,8 @@ void cell_add(struct cell_hist *total, const struct cell_hist *cpu)
 	total->sum_ns += cpu->sum_ns;
 	for (unsigned int i = 0; i < HIST_NR_BUCKETS; i++)
 		total->buckets[i] += cpu->buckets[i];
+	for (unsigned int i = 0; i < UNIT_SLOTS; i++)
+		total->unit_slots[i] += cpu->unit_slots[i];
 }
 
 void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct cell_hist *prev)
@@ -53,6 +55,8 @@ void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct 
 			last = (int)i;
 		}
 	}
+	for (unsigned int i = 0; i < UNIT_SLOTS; i++)
+		out->unit_slots[i] = cur->unit_slots[i] - prev->unit_slots[i];
 	if (!out->count)
 		return;
 	if (!prev->count || cur->min_ns < prev->min_ns)
@@ -128,4 +132,40 @@ unsigned int cell_log2(const struct cell_hist *c, uint64_t slots[LOG2_SLOTS])
 		slots[k] += c->buckets[i];
 	}
 	return LOG2_SLOTS;
+}
+
+unsigned int cell_rows(const struct cell_hist *c, uint64_t unit, struct hist_row rows[HIST_ROWS])
+{
+	uint64_t slots[LOG2_SLOTS], below = 0;
+	unsigned int n = 0, k, kmax;
+
+	cell_log2(c, slots);
+	if (unit <= 1) {
+		for (k = 0; k < LOG2_SLOTS; k++)
+			rows[n++] = (struct hist_row){ .lo = k ? 1ULL << k : 0,
+						       .hi = (1ULL << (k + 1)) - 1,
+						       .count = slots[k],
+						       .whole = true,
+						       .open = k == LOG2_SLOTS - 1 };
+		return n;
+	}
+	/* Below one unit: the ns slots that end there, then the rest of it. */
+	kmax = hist_msb(unit);
+	for (k = 0; k < kmax; k++) {
+		rows[n++] = (struct hist_row){ .lo = k ? 1ULL << k : 0,
+					       .hi = (1ULL << (k + 1)) - 1,
+					       .count = slots[k] };
+		below += slots[k];
+	}
+	rows[n++] = (struct hist_row){ .lo = 1ULL << kmax,
+				       .hi = unit - 1,
+				       .count = c->unit_slots[0] - below };
+	/* From one unit on: whole units, a power of two each. */
+	for (k = 1; k < UNIT_SLOTS; k++)
+		rows[n++] = (struct hist_row){ .lo = 1ULL << (k - 1),
+					       .hi = (1ULL << k) - 1,
+					       .count = c->unit_slots[k],
+					       .whole = true,
+					       .open = k == UNIT_SLOTS - 1 };
+	return n;
 }

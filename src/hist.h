@@ -34,4 +34,19 @@ uint64_t cell_percentile(const struct cell_hist *c, double p);
 #define LOG2_SLOTS (HIST_MAX_EXP + 1)
 unsigned int cell_log2(const struct cell_hist *c, uint64_t slots[LOG2_SLOTS]);
 
+/*
+ * The rows of a text histogram, in a unit of `unit` ns (1, 1000, 1000000).
+ * In ns: the power-of-two slots above. Else, below one unit, the slots
+ * that end there and a row for the rest of it, bounds in ns (whole false);
+ * from one unit on, whole units by power of two (unit_slots: "2 -> 3", as
+ * biolatency -m prints them; whole true). hi is inclusive; open: the last,
+ * open-ended row. Returns the number of rows, empty ones included.
+ */
+struct hist_row {
+	uint64_t lo, hi, count;
+	bool whole, open;
+};
+#define HIST_ROWS (LOG2_SLOTS + UNIT_SLOTS)
+unsigned int cell_rows(const struct cell_hist *c, uint64_t unit, struct hist_row rows[HIST_ROWS]);
+
 #endif /* HIST_H */

@@ -125,6 +125,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->use_task_storage = task_storage;
 	ro->rdonly_cast = plan->rdonly_cast;
 	ro->journal_on = plan->why[WHY_JOURNAL];
+	/* Whole units for the text histograms: only when they are not ns. */
+	ro->unit_ns = cfg->unit == UNIT_NS ? 0 : unit_ns(cfg->unit);
 	set_syscall_numbers(ro, plan);
 
 	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */

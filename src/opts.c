@@ -558,6 +558,18 @@ const char *unit_name(enum unit unit)
 	}
 }
 
+uint64_t unit_ns(enum unit unit)
+{
+	switch (unit) {
+	case UNIT_US:
+		return 1000;
+	case UNIT_MS:
+		return 1000000;
+	default:
+		return 1;
+	}
+}
+
 const char *attach_name(enum attach_method method)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(attach_words); i++)

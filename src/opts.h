@@ -4,6 +4,7 @@
 #define OPTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <linux/types.h>
 #include "iostackbreak.h"
 
@@ -86,6 +87,8 @@ int parse_options(int argc, char **argv, struct config *cfg);
 bool config_breaks_down(const struct config *cfg);
 
 const char *unit_name(enum unit unit);
+/* One unit in ns: 1, 1000 or 1000000. */
+uint64_t unit_ns(enum unit unit);
 /* The word of --attach that forces a method ("auto" for METHOD_NONE). */
 const char *attach_name(enum attach_method method);
 

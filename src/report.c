@@ -205,6 +205,7 @@ static void add_zero_calls(struct cell_hist *h, uint64_t count)
 		return;
 	zeros = count - h->count;
 	h->buckets[0] += zeros;
+	h->unit_slots[0] += zeros;
 	h->count += zeros;
 	h->min_ns = 0;
 }

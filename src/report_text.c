@@ -32,36 +32,44 @@ static void fmt_bound(char *buf, size_t sz, uint64_t ns, enum unit unit)
 	}
 }
 
-/* A log2 histogram of c, bounds in unit, headed by what its values are. */
+/*
+ * A log2 histogram of c, headed by what its values are: rows in whole units
+ * where they can be (hist.h), decimals only below one unit.
+ */
 static void print_hist_as(FILE *out, const struct cell_hist *c, enum unit unit, const char *what)
 {
-	uint64_t slots[LOG2_SLOTS], most = 0;
+	struct hist_row rows[HIST_ROWS];
+	unsigned int n = cell_rows(c, unit_ns(unit), rows);
+	uint64_t most = 0;
 	int first = -1, last = -1;
 
-	cell_log2(c, slots);
-	for (int k = 0; k < LOG2_SLOTS; k++) {
-		if (!slots[k])
+	for (int i = 0; i < (int)n; i++) {
+		if (!rows[i].count)
 			continue;
 		if (first < 0)
-			first = k;
-		last = k;
-		if (slots[k] > most)
-			most = slots[k];
+			first = i;
+		last = i;
+		if (rows[i].count > most)
+			most = rows[i].count;
 	}
 	if (first < 0)
 		return;
 	fprintf(out, "%26s : %-9s %s\n", what, "count", "distribution");
-	for (int k = first; k <= last; k++) {
-		uint64_t lo = k ? 1ULL << k : 0, hi = (1ULL << (k + 1)) - 1;
+	for (int i = first; i <= last; i++) {
+		const struct hist_row *row = &rows[i];
+		int stars = (int)(row->count * BAR_WIDTH / most);
 		char los[32], his[32];
-		int stars = (int)(slots[k] * BAR_WIDTH / most);
 
-		fmt_bound(los, sizeof(los), lo, unit);
-		if (k == LOG2_SLOTS - 1)
+		if (row->whole) {
+			snprintf(los, sizeof(los), "%" PRIu64, row->lo);
+			snprintf(his, sizeof(his), "%" PRIu64, row->hi);
+		} else {
+			fmt_bound(los, sizeof(los), row->lo, unit);
+			fmt_bound(his, sizeof(his), row->hi, unit);
+		}
+		if (row->open)
 			snprintf(his, sizeof(his), "...");
-		else
-			fmt_bound(his, sizeof(his), hi, unit);
-		fprintf(out, "%12s -> %-10s : %-9" PRIu64 " |%-*.*s|\n", los, his, slots[k],
+		fprintf(out, "%12s -> %-10s : %-9" PRIu64 " |%-*.*s|\n", los, his, row->count,
 			BAR_WIDTH, stars, "****************************************");
 	}
 }

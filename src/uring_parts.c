@@ -39,6 +39,7 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 			/* Requests where the part took no time: zeros. */
 			if (h->count < t->count) {
 				h->buckets[0] += t->count - h->count;
+				h->unit_slots[0] += t->count - h->count;
 				h->count = t->count;
 				h->min_ns = 0;
 			}

@@ -206,6 +206,85 @@ def heatmap_of_a_stepping_workload_shows_the_step_in_a_browser():
     assert modes[-1] - modes[0] >= 5, modes
 
 
+# ---- histogram rows in whole units ----
+
+EVENT = re.compile(r"^\d\d:\d\d:\d\d\.\d{6} +iowork +\d+ +\d+ +(\w+) +(\d+)\.(\d{3}) ")
+ROW = re.compile(r"^ +([\d.]+) -> ([\d.]+|\.\.\.) +: (\d+) +\|")
+
+
+def text_hist(out, title):
+    """The rows (lo, hi, count) of the text report's histogram after title."""
+    lines = out.splitlines()
+    at = next(i for i, l in enumerate(lines) if l.startswith(title))
+    rows = []
+    for l in lines[at + 2:]:
+        m = ROW.match(l)
+        if not m:
+            break
+        rows.append((m[1], m[2], int(m[3])))
+    return rows
+
+
+def expected_us_rows(lat_ns):
+    """The rows -u must print for these latencies: below 1 us the ns powers
+    of two up to 511 and 512 -> 999 ns, in us with decimals; from 1 us,
+    whole microseconds by power of two, as biolatency -u prints them."""
+    def row(ns):
+        if ns < 1000:
+            k = max(ns.bit_length() - 1, 0)
+            lo, hi = (1 << k if k else 0), min((1 << (k + 1)) - 1, 999)
+            fmt = lambda v: f"{v / 1000:.3f}".rstrip("0").rstrip(".")
+            return (k, fmt(lo), fmt(hi))
+        us = ns // 1000
+        k = us.bit_length() - 1
+        return (100 + k, str(1 << k), str((1 << (k + 1)) - 1))
+    counts = {}
+    for ns in lat_ns:
+        counts[row(ns)] = counts.get(row(ns), 0) + 1
+    keys = sorted(counts)
+    return [(lo, hi, counts[(k, lo, hi)]) for (k, lo, hi) in keys]
+
+
+@test
+def histogram_rows_are_whole_microseconds_and_match_every_call():
+    """-u: each row from 1 us on is a whole number of microseconds (the
+    kernel counts floor(ns / 1000) by power of two), rows below 1 us keep
+    their decimals, and every row holds exactly the calls whose latency,
+    as --slower=0 prints it for each call, falls in it."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "cached.dat")
+        with open(path, "wb") as f:
+            f.write(os.urandom(64 * 4096))
+        loop = LoopDevice(tmp)
+        try:
+            # Cached reads (sub-microsecond to microseconds), then direct
+            # reads of the disk (tens of microseconds and more).
+            work = Work("-x", "pread", "2000", path, "pread/D", "300", loop.dev)
+            tool = Tool("-T", "syscall", "-u", "--slower=0", "-p", str(work.pid))
+            work.go()
+            result = work.finish_held()
+            work.release()
+            rc, out, err = tool.wait(timeout=120)
+        finally:
+            loop.close()
+    assert rc == 0, err
+    assert "0 events lost" in err, err
+    lat = []
+    for l in out.splitlines():
+        m = EVENT.match(l)
+        if m and m[1] == "read":
+            lat.append(int(m[2]) * 1000 + int(m[3]))
+    assert len(lat) == 2300, (len(lat), result)
+    rows = text_hist(out, "syscall read: 2300 calls, latency in us")
+    # Trimmed as the report trims: from the first non-empty row to the last.
+    shown = [r for r in rows if r[2]]
+    assert shown == expected_us_rows(lat), (rows, expected_us_rows(lat))
+    whole = [r for r in rows if "." not in r[0]]
+    assert whole and all(int(hi) == 2 * int(lo) - 1 or lo == "1" and hi == "1"
+                         for lo, hi, _ in whole), rows
+    assert sum(r[2] for r in rows) == 2300, rows
+
+
 # ---- the live view, in a terminal (tmux) ----
 
 READER = """

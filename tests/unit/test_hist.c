@@ -513,3 +513,91 @@ Test(cell_log2, values_from_2_40_in_last_slot)
 
 	check_log2(v, ARRAY_SIZE(v), "from 2^39 up");
 }
+
+/* ---- Rows in whole units (-u, -m) ---- */
+
+/* Each row of cell_rows() holds exactly the samples within its bounds:
+ * whole rows in units of unit ns (the last open-ended), the others in ns;
+ * together they hold every sample once. */
+static void check_rows(const uint64_t *v, size_t n, uint64_t unit)
+{
+	static struct cell_hist c;
+	struct hist_row rows[HIST_ROWS];
+	unsigned int nr;
+	uint64_t sum = 0;
+
+	cell_from_samples(&c, v, n);
+	for (size_t i = 0; i < n; i++) /* as bpf/record.bpf.h hist_add() */
+		c.unit_slots[unit_slot(v[i] / unit)]++;
+	nr = cell_rows(&c, unit, rows);
+	cr_assert_eq(nr, unit == 1 ? LOG2_SLOTS : hist_msb(unit) + 1 + UNIT_SLOTS - 1);
+	for (unsigned int r = 0; r < nr; r++) {
+		uint64_t lo = rows[r].lo, hi = rows[r].hi, want = 0;
+
+		if (rows[r].whole && unit > 1) {
+			lo *= unit;
+			hi = rows[r].open ? UINT64_MAX : (hi + 1) * unit - 1;
+		} else if (rows[r].open) {
+			hi = UINT64_MAX;
+		}
+		if (r)
+			cr_assert(rows[r].whole || !rows[r - 1].whole, "ns rows before whole ones");
+		for (size_t i = 0; i < n; i++)
+			want += v[i] >= lo && v[i] <= hi;
+		cr_expect_eq(rows[r].count, want,
+			     "unit %" PRIu64 " row %u [%" PRIu64 ", %" PRIu64 "]: %" PRIu64
+			     ", want %" PRIu64,
+			     unit, r, lo, hi, rows[r].count, want);
+		sum += rows[r].count;
+	}
+	cr_assert_eq(sum, n, "rows sum to %" PRIu64 ", %zu samples", sum, n);
+}
+
+Test(cell_rows, every_sample_in_its_row_in_ns_us_and_ms)
+{
+	static const uint64_t units[] = { 1, 1000, 1000000 };
+	uint64_t seed = 7;
+	size_t n = 0;
+
+	/* Both sides of every ns power of two and of every whole-unit one,
+	 * the unit itself, then random values of every size. */
+	for (unsigned int k = 0; k < 45; k++) {
+		samples[n++] = 1ULL << k;
+		samples[n++] = (1ULL << k) - 1;
+		samples[n++] = (1ULL << k) * 1000;
+		samples[n++] = (1ULL << k) * 1000 - 1;
+		samples[n++] = (1ULL << k) * 1000000;
+		samples[n++] = (1ULL << k) * 1000000 - 1;
+	}
+	while (n < 10000) {
+		uint64_t r = unit_rand(&seed) >> (64 - 46);
+
+		samples[n++] = r >> (unit_rand(&seed) % 46);
+	}
+	for (unsigned int u = 0; u < ARRAY_SIZE(units); u++)
+		check_rows(samples, n, units[u]);
+}
+
+/* Merged and diffed cells keep their whole-unit slots. */
+Test(cell_rows, unit_slots_merge_and_diff)
+{
+	static struct cell_hist a, b, sum, back;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	memset(&sum, 0, sizeof(sum));
+	cell_record(&a, 1500);
+	a.unit_slots[unit_slot(1500 / 1000)]++;
+	cell_record(&b, 999);
+	b.unit_slots[unit_slot(999 / 1000)]++;
+	cell_record(&b, 5000000);
+	b.unit_slots[unit_slot(5000000 / 1000)]++;
+	cell_add(&sum, &a);
+	cell_add(&sum, &b);
+	cr_assert_eq(sum.unit_slots[0], 1);
+	cr_assert_eq(sum.unit_slots[1], 1);
+	cr_assert_eq(sum.unit_slots[13], 1); /* 5000 us: [4096, 8191] */
+	cell_diff(&back, &sum, &a);
+	for (unsigned int k = 0; k < UNIT_SLOTS; k++)
+		cr_assert_eq(back.unit_slots[k], b.unit_slots[k], "slot %u", k);
+}

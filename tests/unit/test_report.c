@@ -123,10 +123,20 @@ static void make_report(void)
 	rep.left_out[LAYER_VFS][FSOP_READ][FD_PIPE] = 99;
 }
 
+/* Cells filled for a unit, as the kernel fills them for the run's -u/-m. */
+static void make_report_in(enum unit unit)
+{
+	record_unit_ns = unit == UNIT_NS ? 0 : unit_ns(unit);
+	make_report();
+}
+
 static char *render_text(enum unit unit)
 {
 	struct membuf m;
 	struct sink sink;
+
+	cr_assert(unit == UNIT_NS || record_unit_ns == unit_ns(unit),
+		  "cells not filled in %s: make_report_in()", unit_name(unit));
 
 	sink_text_open(&sink, membuf_open(&m), unit);
 	cr_assert_eq(sink_write(&sink, &rep), 0);
@@ -163,7 +173,7 @@ Test(report, golden_text_us)
 {
 	char *text;
 
-	make_report();
+	make_report_in(UNIT_US);
 	text = render_text(UNIT_US);
 	golden_check("report_us.txt", text);
 	free(text);
@@ -173,7 +183,7 @@ Test(report, golden_text_ms)
 {
 	char *text;
 
-	make_report();
+	make_report_in(UNIT_MS);
 	text = render_text(UNIT_MS);
 	golden_check("report_ms.txt", text);
 	free(text);
@@ -313,9 +323,11 @@ Test(report, text_matches_cells)
 {
 	static const enum unit units[] = { UNIT_NS, UNIT_US, UNIT_MS };
 
-	make_report();
 	for (unsigned int i = 0; i < ARRAY_SIZE(units); i++) {
-		char *text = render_text(units[i]);
+		char *text;
+
+		make_report_in(units[i]);
+		text = render_text(units[i]);
 		char tail[128];
 
 		check_summary(text, units[i]);
@@ -369,7 +381,7 @@ Test(report, text_us_average)
 	const char *line;
 	uint64_t v[] = { 1000, 2000, 4500 }; /* 7500 / 3 = 2500 ns = 2.50 us */
 
-	make_report();
+	make_report_in(UNIT_US);
 	cell_from_samples(&rep.cells[LAYER_SYSCALL][FSOP_OPEN], v, ARRAY_SIZE(v));
 	text = render_text(UNIT_US);
 	line = summary_line(text, LAYER_SYSCALL, FSOP_OPEN);
@@ -388,7 +400,7 @@ Test(report, text_without_drops_and_with_timestamp)
 	/* Local time: pin the zone so the line is the same everywhere. */
 	setenv("TZ", "UTC", 1);
 	tzset();
-	make_report();
+	make_report_in(UNIT_US);
 	rep.dropped = 0;
 	memset(rep.drops, 0, sizeof(rep.drops));
 	rep_cfg.timestamp = true;

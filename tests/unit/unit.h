@@ -57,8 +57,16 @@ static inline uint64_t unit_rand_range(uint64_t *state, uint64_t lo, uint64_t hi
 /* ---- Cells ---- */
 
 /* Records one sample as the BPF programs do (see record() in the .bpf.c). */
+/*
+ * The unit (in ns) whose whole-unit slots cell_record() fills, as the BPF
+ * side does for -u (1000) and -m (1000000); 0: none, as in ns runs.
+ */
+static uint64_t record_unit_ns __attribute__((unused));
+
 static inline void cell_record(struct cell_hist *c, uint64_t ns)
 {
+	if (record_unit_ns)
+		c->unit_slots[unit_slot(ns / record_unit_ns)]++;
 	if (!c->count || ns < c->min_ns)
 		c->min_ns = ns;
 	if (ns > c->max_ns)
