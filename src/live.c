@@ -20,12 +20,12 @@
 #include "quote.h"
 #include "verdict.h"
 
-#define MAX_KEYS 256	/* processes or disks kept per report */
-#define MAX_TOTALS 4096 /* processes or disks whose calls are summed since the start */
+#define MAX_KEYS 256	/* processes, disks or cgroups kept per report */
+#define MAX_TOTALS 4096 /* keys whose calls are summed since the start */
 #define BAR_W 24
 #define LINE_LEN 512
 
-enum group { GROUP_PROCESSES, GROUP_DISKS, NR_GROUPS };
+enum group { GROUP_PROCESSES, GROUP_DISKS, GROUP_CGROUPS, NR_GROUPS };
 enum sort { SORT_TIME, SORT_CALLS, SORT_P99, NR_SORTS };
 
 static const char *const sort_names[NR_SORTS] = { "time", "calls", "p99" };
@@ -38,8 +38,9 @@ struct row {
 };
 
 struct key {
-	uint32_t id;		     /* tgid or kernel dev_t */
-	char name[4 * COMM_LEN + 1]; /* comm (made printable) or disk name */
+	uint64_t id; /* tgid, kernel dev_t or cgroup id */
+	/* comm (made printable), disk name or cgroup path from the root */
+	char name[256];
 	struct cell_hist cell;	     /* its ops of the layer together */
 };
 
@@ -59,7 +60,7 @@ struct model {
 
 /* A process's (or disk's) calls since the start of the run. */
 struct total {
-	uint32_t id;
+	uint64_t id;
 	uint64_t calls;
 };
 
@@ -71,7 +72,6 @@ struct live {
 	enum group group;
 	enum sort sort;
 	bool paused;
-	char note[128]; /* a one-off message, e.g. a key with no effect */
 	struct model m;
 	struct total totals[NR_GROUPS][MAX_TOTALS];
 	unsigned int nr_totals[NR_GROUPS];
@@ -132,7 +132,7 @@ int live_fd(const struct live *lv)
 
 /* ---- the model ---- */
 
-static struct key *key_of(struct model *m, enum group g, uint32_t id)
+static struct key *key_of(struct model *m, enum group g, uint64_t id)
 {
 	for (unsigned int i = 0; i < m->nr_keys[g]; i++)
 		if (m->keys[g][i].id == id)
@@ -155,38 +155,65 @@ static unsigned int process_layer(const struct report *r)
 	return LAYER_SYSCALL;
 }
 
+/* A breakdown entry's key, and its name, in group g. */
+static void key_name(const struct report *r, const struct breakdown_entry *e, enum group g,
+		     struct key *k)
+{
+	struct cgroup_ids ids;
+	char id[32];
+
+	switch (g) {
+	case GROUP_PROCESSES:
+		snprintf(k->name, sizeof(k->name), "%s", e->comm[0] ? e->comm : "?");
+		break;
+	case GROUP_DISKS:
+		if (r->disk_name)
+			r->disk_name(e->key.dev, k->name, sizeof(k->name));
+		else
+			format_kdev(e->key.dev, k->name, sizeof(k->name));
+		break;
+	default:
+		snprintf(k->name, sizeof(k->name), "%s",
+			 report_cgroup_name(e, id, sizeof(id), &ids) ?: "/");
+		break;
+	}
+	printable_line(k->name, sizeof(k->name));
+}
+
+/*
+ * The keys of each group, their ops of the layer together: processes and
+ * cgroups by their calls at the process layer, disks by their requests.
+ * One entry may count in several groups (-P and -G key it by both).
+ */
 static void model_keys(struct model *m, const struct report *r)
 {
 	m->key_layer[GROUP_PROCESSES] = process_layer(r);
+	m->key_layer[GROUP_CGROUPS] = process_layer(r);
 	m->key_layer[GROUP_DISKS] = LAYER_BLK;
 	m->have[GROUP_PROCESSES] = r->breakdowns && r->cfg->per_process;
 	m->have[GROUP_DISKS] = r->breakdowns && r->cfg->per_disk;
+	m->have[GROUP_CGROUPS] = r->breakdowns && r->cfg->per_cgroup;
 	for (size_t i = 0; r->breakdowns && i < r->breakdowns->n; i++) {
 		const struct breakdown_entry *e = &r->breakdowns->v[i];
 		unsigned int layer = CELL_LAYER(e->key.cell_idx);
-		enum group g;
-		struct key *k;
 
 		if (report_is_process_calls(e) || layer >= NR_LAYERS || !e->cell.count)
 			continue;
-		if (r->cfg->per_process && layer == m->key_layer[GROUP_PROCESSES])
-			g = GROUP_PROCESSES;
-		else if (r->cfg->per_disk && layer == LAYER_BLK)
-			g = GROUP_DISKS;
-		else
-			continue;
-		k = key_of(m, g, g == GROUP_PROCESSES ? e->key.tgid : e->key.dev);
-		if (!k)
-			continue;
-		if (g == GROUP_PROCESSES) {
-			snprintf(k->name, sizeof(k->name), "%s", e->comm[0] ? e->comm : "?");
-			printable_line(k->name, sizeof(k->name));
-		} else if (r->disk_name) {
-			r->disk_name(e->key.dev, k->name, sizeof(k->name));
-		} else {
-			format_kdev(e->key.dev, k->name, sizeof(k->name));
+		for (unsigned int g = 0; g < NR_GROUPS; g++) {
+			uint64_t id = g == GROUP_PROCESSES ? e->key.tgid
+				      : g == GROUP_DISKS   ? e->key.dev
+							   : e->key.cgid;
+			struct key *k;
+
+			if (!m->have[g] || layer != m->key_layer[g])
+				continue;
+			k = key_of(m, g, id);
+			if (!k)
+				continue;
+			if (!k->name[0])
+				key_name(r, e, g, k);
+			cell_add(&k->cell, &e->cell);
 		}
-		cell_add(&k->cell, &e->cell);
 	}
 }
 
@@ -210,7 +237,7 @@ static void add_totals(struct live *lv, const struct model *m)
 		}
 }
 
-static uint64_t total_of(const struct live *lv, enum group g, uint32_t id)
+static uint64_t total_of(const struct live *lv, enum group g, uint64_t id)
 {
 	for (unsigned int j = 0; j < lv->nr_totals[g]; j++)
 		if (lv->totals[g][j].id == id)
@@ -377,6 +404,18 @@ static int key_cmp(const void *a, const void *b)
 	return va < vb ? 1 : va > vb ? -1 : 0;
 }
 
+/* The table's words for each group. */
+static const struct {
+	const char *id, *name, *rate, *total, *what, *none;
+} group_words[NR_GROUPS] = {
+	[GROUP_PROCESSES] = { "PID", "COMM", "CALLS/S", "CALLS", "busiest processes, by their calls",
+			      "(no processes in this run)" },
+	[GROUP_DISKS] = { "DEV", "DISK", "REQUESTS/S", "REQUESTS", "busiest disks",
+			  "(no disks: the blk layer is not traced)" },
+	[GROUP_CGROUPS] = { "CGID", "CGROUP", "CALLS/S", "CALLS",
+			    "busiest cgroups, by their calls", "(no cgroups in this run)" },
+};
+
 static void draw_keys(const struct live *lv, struct screen *s)
 {
 	const struct model *m = &lv->m;
@@ -385,16 +424,18 @@ static void draw_keys(const struct live *lv, struct screen *s)
 
 	line(s, "%s", "");
 	if (!m->have[g]) {
-		line(s, "%s",
-		     g == GROUP_DISKS ? "(no disks: the blk layer is not traced)"
-				      : "(no processes in this run)");
+		line(s, "%s", group_words[g].none);
 		return;
 	}
-	line(s, "%-8s %-16s %10s %12s %10s %12s  %s", g == GROUP_PROCESSES ? "PID" : "DEV",
-	     g == GROUP_PROCESSES ? "COMM" : "DISK",
-	     g == GROUP_PROCESSES ? "CALLS/S" : "REQUESTS/S",
-	     g == GROUP_PROCESSES ? "CALLS" : "REQUESTS", "TIME/S", "P99",
-	     g == GROUP_PROCESSES ? "busiest processes, by their calls" : "busiest disks");
+	/* A cgroup's path is long: it comes last, cut at the screen's edge. */
+	if (g == GROUP_CGROUPS)
+		line(s, "%-8s %10s %12s %10s %12s  %s (%s)", group_words[g].id,
+		     group_words[g].rate, group_words[g].total, "TIME/S", "P99",
+		     group_words[g].name, group_words[g].what);
+	else
+		line(s, "%-8s %-16s %10s %12s %10s %12s  %s", group_words[g].id,
+		     group_words[g].name, group_words[g].rate, group_words[g].total, "TIME/S",
+		     "P99", group_words[g].what);
 	for (unsigned int i = 0; i < n; i++)
 		order[i] = i;
 	sort_keys = m->keys[g];
@@ -402,18 +443,22 @@ static void draw_keys(const struct live *lv, struct screen *s)
 	qsort(order, n, sizeof(*order), key_cmp);
 	for (unsigned int i = 0; i < n; i++) {
 		const struct key *k = &m->keys[g][order[i]];
-		char id[16], time_s[32], p99[32];
+		char id[24], time_s[32], p99[32];
+		double rate = m->secs > 0 ? (double)k->cell.count / m->secs : 0;
 
-		if (g == GROUP_PROCESSES)
-			snprintf(id, sizeof(id), "%u", k->id);
+		if (g == GROUP_DISKS)
+			format_kdev((uint32_t)k->id, id, sizeof(id));
 		else
-			format_kdev(k->id, id, sizeof(id));
+			snprintf(id, sizeof(id), "%" PRIu64, k->id);
 		format_duration(m->secs > 0 ? (uint64_t)((double)k->cell.sum_ns / m->secs) : 0,
 				time_s, sizeof(time_s));
 		format_duration(cell_percentile(&k->cell, 99), p99, sizeof(p99));
-		line(s, "%-8s %-16s %10.0f %12" PRIu64 " %10s %12s", id, k->name,
-		     m->secs > 0 ? (double)k->cell.count / m->secs : 0, total_of(lv, g, k->id),
-		     time_s, p99);
+		if (g == GROUP_CGROUPS)
+			line(s, "%-8s %10.0f %12" PRIu64 " %10s %12s  %s", id, rate,
+			     total_of(lv, g, k->id), time_s, p99, k->name);
+		else
+			line(s, "%-8s %-16s %10.0f %12" PRIu64 " %10s %12s", id, k->name, rate,
+			     total_of(lv, g, k->id), time_s, p99);
 	}
 }
 
@@ -432,7 +477,7 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	line(&s,
 	     "iostackbreak --live  %s  every %.1f s%s  keys: q quit, p processes, d disks, "
-	     "s sort (%s), space pause",
+	     "c cgroups, s sort (%s), space pause",
 	     when, m->secs, lv->paused ? "  PAUSED" : "", sort_names[lv->sort]);
 	if (!m->valid) {
 		line(&s, "(waiting for the first report)");
@@ -464,8 +509,6 @@ size_t live_render(const struct live *lv, char *buf, size_t sz, unsigned int row
 		     " on other files; --all-fds to count them)",
 		     layer_name((unsigned int)m->left_out_layer), m->left_out[FD_PIPE],
 		     m->left_out[FD_SOCKET], m->left_out[FD_OTHER]);
-	if (lv->note[0])
-		line(&s, "%s", lv->note);
 	draw_keys(lv, &s);
 	return s.n;
 }
@@ -495,7 +538,6 @@ bool live_on_keys(struct live *lv)
 	bool quit = false;
 
 	for (ssize_t i = 0; i < n; i++) {
-		lv->note[0] = '\0';
 		switch (keys[i]) {
 		case 'q':
 		case 'Q':
@@ -508,8 +550,7 @@ bool live_on_keys(struct live *lv)
 			lv->group = GROUP_DISKS;
 			break;
 		case 'c':
-			snprintf(lv->note, sizeof(lv->note),
-				 "(c: cgroups are not broken down in this run)");
+			lv->group = GROUP_CGROUPS;
 			break;
 		case 's':
 			lv->sort = (lv->sort + 1) % NR_SORTS;

@@ -120,8 +120,9 @@ int opt_check_live(struct config *cfg)
 				"--live owns the terminal: it does not go with --json, --plan, "
 				"--slower, --trace, an exporter or a command (trace the command "
 				"with -p from another terminal)");
-	/* The busiest processes (and disks) need their breakdowns. */
+	/* The busiest processes, cgroups (and disks) need their breakdowns. */
 	cfg->per_process = true;
+	cfg->per_cgroup = true;
 	cfg->per_disk = cfg->layers & DEVICE_LAYERS;
 	if (!cfg->interval)
 		cfg->interval = 1;

@@ -304,7 +304,7 @@ static const struct opt_row rows[] = {
 	{ "live", OPT_LIVE, NULL,
 	  "A full-screen view redrawn every interval (default 1 s): rates, p50, p99 and "
 	  "where the time goes per layer and op, the busiest processes or disks, the "
-	  "verdict; keys q quit, p/d processes/disks, s sort, space pause",
+	  "verdict; keys q quit, p/d/c processes/disks/cgroups, s sort, space pause",
 	  SET(live), .check = opt_check_live },
 	{ "heatmap", OPT_HEATMAP, "FILE",
 	  "With an interval: write a latency heat map of the run to FILE (SVG) when it "

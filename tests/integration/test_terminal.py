@@ -7,7 +7,8 @@ import os
 import re
 import tempfile
 
-from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, run
+from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, make_cgroup, run
+from test_breakdown import cgroup2_root
 
 TESTS = []
 
@@ -355,7 +356,7 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             deadline = time.monotonic() + 30
             while "iostackbreak --live" not in pane(session) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            reader = subprocess.Popen(["python3", "-c", READER, data, "8"])
+            reader = subprocess.Popen(["python3", "-c", READER, data, "30"])
             # Within 2 s of starting, the process is on the screen.
             first = second = None
             deadline = time.monotonic() + 4
@@ -383,6 +384,36 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             time.sleep(0.5)
             assert "no disks: the blk layer is not traced" in pane(session)
             tmux("send-keys", "-t", session, "p")
+            # c: the cgroups; the reader's own is named by its path.
+            root, _ = cgroup2_root()
+            cgroup = make_cgroup(os.path.join(root, f"iosb-live-{os.getpid()}"))
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(reader.pid))
+            tmux("send-keys", "-t", session, "c")
+            time.sleep(2.5)
+            screen = pane(session)
+            assert "busiest cgroups, by their calls" in screen, screen
+            row = next((l for l in screen.splitlines()
+                        if l.rstrip().endswith(f"/iosb-live-{os.getpid()}")), None)
+            assert row and int(row.split()[2]) > 0, screen
+            # s: the sort cycles (time, calls, p99), the header says which.
+            tmux("send-keys", "-t", session, "p", "s")
+            time.sleep(0.5)
+            assert "s sort (calls)" in pane(session).splitlines()[0], pane(session)
+            # space: the screen holds still while counting goes on; again,
+            # it moves, and the calls since the start include the pause.
+            tmux("send-keys", "-t", session, "Space")
+            time.sleep(0.5)
+            held = pane(session)
+            assert "PAUSED" in held.splitlines()[0], held
+            paused_at = calls_of(held, reader.pid)
+            time.sleep(2.2)
+            assert calls_of(pane(session), reader.pid) == paused_at, pane(session)
+            tmux("send-keys", "-t", session, "Space")
+            time.sleep(1.5)
+            screen = pane(session)
+            assert "PAUSED" not in screen.splitlines()[0], screen
+            assert calls_of(screen, reader.pid) > paused_at, (paused_at, screen)
             # A resize redraws, the header on the first line, nothing wider.
             tmux("resize-window", "-t", session, "-x", "90", "-y", "30")
             time.sleep(0.8)
@@ -400,13 +431,15 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             tmux("kill-session", "-t", session, check=False)
 
 
-@test
-def live_view_gives_the_terminal_back_on_sigterm():
+def live_view_ended_by(how):
+    """--live in a tmux pane, ended by how(session, tool pid) once it has
+    drawn a report: it exits 0, prints the final report on the normal
+    screen, and the terminal reads lines and echoes again."""
     import shutil
     import time
     if not shutil.which("tmux"):
         raise Skip("tmux is not installed: run scripts/install-deps.sh")
-    session = f"iosb-live-term-{os.getpid()}"
+    session = f"iosb-live-end-{os.getpid()}"
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         status = os.path.join(tmp, "status")
         tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30",
@@ -420,7 +453,18 @@ def live_view_gives_the_terminal_back_on_sigterm():
             shell = tmux("display", "-p", "-t", session, "#{pane_pid}").strip()
             tool = run("pgrep", "-P", shell, "iostackbreak").stdout.split()
             assert len(tool) == 1, tool
-            os.kill(int(tool[0]), 15)
+            how(session, int(tool[0]))
             terminal_given_back(session, status)
+            assert "(times in ns over" in pane(session), pane(session)
         finally:
             tmux("kill-session", "-t", session, check=False)
+
+
+@test
+def live_view_gives_the_terminal_back_on_sigterm():
+    live_view_ended_by(lambda session, pid: os.kill(pid, 15))
+
+
+@test
+def live_view_gives_the_terminal_back_on_ctrl_c():
+    live_view_ended_by(lambda session, pid: tmux("send-keys", "-t", session, "C-c"))
