@@ -34,8 +34,10 @@ redis-server redis-tools"
 # sqlite3: the database a shell pipeline feeds in the storage-files test
 # (test_fds: its reads of its stdin pipe are left out, its file's counted).
 PKGS="$PKGS sqlite3"
-# make deb and its test (make deb-check).
-PKGS="$PKGS dpkg-dev lintian man-db"
+# make deb and its test (make deb-check), which installs the package into a
+# fresh Debian root made by mmdebstrap (gpg: mmdebstrap names the archive's
+# key in the root's sources with it).
+PKGS="$PKGS dpkg-dev lintian man-db mmdebstrap gpg"
 # lld links the VM suite's 32-bit compat program (tools/compat32.c).
 PKGS="$PKGS lld"
 if [ $arm64 = 1 ]; then
