@@ -340,7 +340,7 @@ deb:
 # (mmdebstrap, cached in /var/cache/iostackbreak-deb), run, purged, nothing
 # left (root; ~10 s, ~25 s when it bootstraps the root).
 deb-check:
-	tests/deb/test.sh
+	$(LEFTOVERS) deb-check -- tests/deb/test.sh
 
 format:
 	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
