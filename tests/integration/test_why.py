@@ -23,6 +23,7 @@ from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, disksta
 from test_breakdown import check_report
 from test_events import check_nesting, slices
 from test_parts import calls as calls_of
+from test_prometheus import free_port, http_get, parse_exposition
 
 TESTS = []
 
@@ -38,11 +39,12 @@ def calls(rep, op):
     return b, {name: p["sum_ns"] for name, p in parts.items()}
 
 
-def lock_workload(tmp, tool_args):
+def lock_workload(tmp, tool_args, collect=Tool.stop_json):
     """The lock test's workload in tmp: 1500 paced 4 KiB pwrites (small)
     while another process makes 30 64 MiB pwrites (big) to the same file
-    "f", under the tool with tool_args(small pid, big pid). Returns the
-    tool's lines and both workloads' results."""
+    "f", under the tool with tool_args(small pid, big pid). Returns what
+    collect(tool) gives (by default the tool's lines) and both workloads'
+    results."""
     path = os.path.join(tmp, "f")
     # The small writer starts first and outlasts the big one: every big
     # write happens while a small write may be waiting for it.
@@ -62,7 +64,7 @@ def lock_workload(tmp, tool_args):
     rb = big.finish()
     rs = small.finish()
     rb["pid"], rs["pid"] = big.pid, small.pid
-    return ts.stop_json(), rb, rs
+    return collect(ts), rb, rs
 
 
 # The small writes' self time, the rest of their time once the lock and
@@ -234,11 +236,12 @@ def jbd2_transactions(info):
         return int(f.readline().split()[0])
 
 
-def journal_run(work_args):
+def journal_window(work_args, tool_args, collect):
     """Runs iowork work_args (FILE: a file of an ext4 with a journal,
-    data=ordered, over a loop device) under -T syscall,blk -p -d --slower=0,
-    with ftrace's jbd2 events on; returns the report, the fsync events and
-    the window's figures."""
+    data=ordered, over a loop device) under -T syscall,blk -p -d and
+    tool_args, with ftrace's jbd2 events on; returns what collect(tool)
+    gives once the work is done, the workload's result and the window's
+    figures from the kernel (jbd2 events, /proc/fs/jbd2, diskstats)."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp, size_mib=256, name="j.img")
         mnt = os.path.join(tmp, "m")
@@ -257,8 +260,7 @@ def journal_run(work_args):
             info = glob.glob(f"/proc/fs/jbd2/{loop.name}-*/info")
             assert info, "no /proc/fs/jbd2 entry for the journal"
             jt = Jbd2Trace(kernel_dev_t(loop.name))
-            tool = Tool("-T", "syscall,blk", "-p", str(work.pid), "-d", loop.name, "--json",
-                        "--slower=0")
+            tool = Tool("-T", "syscall,blk", "-p", str(work.pid), "-d", loop.name, *tool_args)
             tx0, ds0 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
             jt.start()
             work.go()
@@ -266,7 +268,7 @@ def journal_run(work_args):
             time.sleep(0.3)
             commits, commit_ns, logged = jt.stop()
             tx1, ds1 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
-            lines = tool.stop_json()
+            got = collect(tool)
             tool = None
         finally:
             if tool:
@@ -276,14 +278,21 @@ def journal_run(work_args):
             if mounted:
                 run("umount", mnt)
             loop.close()
-    rep = [x for x in lines if "event" not in x][-1]
-    events = [x for x in lines if x.get("event") == "io" and x["op"] == "fsync"]
-    assert rep.pop("lost") == 0, rep  # events' reports say what they lost
-    check_report(rep)
     assert int(res["done"]) == int(res["n"]), res
     fig = {"commits": commits, "commit_ns": commit_ns, "logged": logged,
            "transactions": tx1 - tx0, "done": int(res["done"])}
     fig["writes"], fig["sectors"], fig["flushes"] = (a - b for a, b in zip(ds1, ds0))
+    return got, fig
+
+
+def journal_run(work_args):
+    """journal_window with --json --slower=0: the report, the fsync events
+    and the window's figures."""
+    lines, fig = journal_window(work_args, ("--json", "--slower=0"), Tool.stop_json)
+    rep = [x for x in lines if "event" not in x][-1]
+    events = [x for x in lines if x.get("event") == "io" and x["op"] == "fsync"]
+    assert rep.pop("lost") == 0, rep  # events' reports say what they lost
+    check_report(rep)
     fig["own_w"] = cell(rep, "blk", "write")["count"]
     fig["own_f"] = sum(c["count"] for c in rep["cells"]
                        if c["layer"] == "blk" and c["op"] == "flush")
@@ -404,19 +413,20 @@ print(n, own, flush=True)
 """
 
 
-def read_under_tool(path, mode):
-    """Reads path 4 KiB at a time under -p and --file; (report, reads, reads
-    whose own page mincore found not cached just before)."""
+def read_under_tool(path, mode, tool_args=("--json",), collect=lambda t: t.stop_json()[-1]):
+    """Reads path 4 KiB at a time under -p, --file and tool_args; (what
+    collect(tool) gives, by default the report; reads; reads whose own page
+    mincore found not cached just before)."""
     proc = subprocess.Popen([sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline() == "READY\n"
-        tool = Tool("-T", "syscall", "-p", str(proc.pid), "--file", path, "--json")
+        tool = Tool("-T", "syscall", "-p", str(proc.pid), "--file", path, *tool_args)
         proc.stdin.write("go\n")
         proc.stdin.flush()
         reads, own = (int(x) for x in proc.stdout.readline().split())
         proc.wait(timeout=60)
-        rep = tool.stop_json()[-1]
+        rep = collect(tool)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -440,7 +450,7 @@ class PagesAdded(FtraceInstance):
                    re.finditer(r"mm_filemap_add_to_page_cache: .* order=(\d+)", super().stop()))
 
 
-def pass_under_tool(path, mode):
+def pass_under_tool(path, mode, **tool):
     """read_under_tool, with fincore before and after and the kernel's own
     count of the pages added: (report, reads, own misses, before, after,
     pages added)."""
@@ -448,7 +458,7 @@ def pass_under_tool(path, mode):
     added = PagesAdded(path)
     try:
         added.start()
-        rep, reads, own = read_under_tool(path, mode)
+        rep, reads, own = read_under_tool(path, mode, **tool)
         n = added.stop()
     finally:
         added.close()
@@ -584,3 +594,94 @@ def two_processes_cold_reading_each_count_their_own_pages():
           f"readahead_pages): {got}")
     assert b["cache_miss_pages"] == sum(g[4] for g in got.values()), (b, got)
     assert b["readahead_pages"] == sum(g[5] for g in got.values()), (b, got)
+
+
+# ---- the same figures in the Prometheus exporter ----
+
+def scrape_and_stop(port):
+    """collect for an exporter: its /metrics, parsed and checked by the
+    exposition reader of test_prometheus, then the tool stopped (exit 0)."""
+    def collect(tool):
+        status, _, text = http_get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200, status
+        samples = parse_exposition(text)
+        rc, _, err = tool.stop()
+        assert rc == 0, err
+        return samples
+    return collect
+
+
+def metric(samples, name, **labels):
+    """A counter of the scrape; 0 when the series is absent (not yet seen)."""
+    found = [v for (n, ls), v in samples.items()
+             if n == name and all(dict(ls).get(k) == str(w) for k, w in labels.items())]
+    assert len(found) <= 1, (name, labels, found)
+    return found[0] if found else 0
+
+
+@test
+def prometheus_names_the_lock_the_journal_and_the_pages():
+    """The why figures in the exporter, each against the kernel's or the
+    workload's own count: iostackbreak_time_seconds_total{part="lock"} of
+    small writes behind a big writer, at most the big writes' duration and
+    most of the small writes' time; {op="fsync",part="journal"} at least
+    the commits' duration (ftrace's jbd2 events), with
+    iostackbreak_journal_requests_total{op="fsync"} the commits' writes and
+    flushes (diskstats less the fsyncs' own) and
+    iostackbreak_writeback_pages_total{op="fsync"} one page per fsync;
+    iostackbreak_cache_miss_pages_total{op="read"} of a cold read the pages
+    the kernel added to the file's cache (its own tracepoint, through
+    ftrace), iostackbreak_readahead_pages_total{op="read"} most of them."""
+    parts = "iostackbreak_time_seconds_total"
+    port = free_port()
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        samples, rb, rs = lock_workload(
+            tmp, lambda small, big: ("-T", "syscall", "-p", str(small), f"--prometheus={port}"),
+            scrape_and_stop(port))
+    lock_s = metric(samples, parts, op="write", part="lock")
+    write_s = metric(samples, "iostackbreak_latency_seconds_sum", layer="syscall", op="write")
+    big_s = int(rb["ns"]) / 1e9
+    print(f"    lock {lock_s:.3f} s of {write_s:.3f} s of small writes; big writes {big_s:.3f} s")
+    assert metric(samples, "iostackbreak_latency_seconds_count", layer="syscall",
+                  op="write") == int(rs["done"]) == 1500
+    assert 0 < lock_s <= big_s * 1.02, (lock_s, big_s)
+    assert metric(samples, parts, op="write", part="syscall") <= \
+        SMALL_WRITE_SELF_SHARE * write_s, samples
+
+    n = 50
+    port = free_port()
+    samples, fig = journal_window(["-W", "-A", "-c", "fsync", str(n), "FILE"],
+                                  (f"--prometheus={port}",), scrape_and_stop(port))
+    journal_s = metric(samples, parts, op="fsync", part="journal")
+    own_w = metric(samples, "iostackbreak_latency_seconds_count", layer="blk", op="write")
+    own_f = metric(samples, "iostackbreak_latency_seconds_count", layer="blk", op="flush")
+    j = metric(samples, "iostackbreak_journal_requests_total", op="fsync")
+    print(f"    journal {journal_s * 1e3:.1f} ms, commits {fig['commit_ns'] / 1e6:.1f} ms; "
+          f"journal requests {j:.0f}; own writes {own_w:.0f}, flushes {own_f:.0f}; {fig}")
+    assert metric(samples, "iostackbreak_latency_seconds_count", layer="syscall",
+                  op="fsync") == fig["done"] == n
+    assert journal_s >= 0.9 * fig["commit_ns"] / 1e9, (journal_s, fig)
+    assert journal_s <= metric(samples, "iostackbreak_latency_seconds_sum", layer="syscall",
+                               op="fsync")
+    assert j == fig["writes"] + fig["flushes"] - own_w - own_f, (j, own_w, own_f, fig)
+    assert metric(samples, "iostackbreak_writeback_pages_total", op="fsync") == n
+
+    if not shutil.which("fincore"):
+        raise Skip("fincore (util-linux) missing")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        path = os.path.join(tmp, "f")
+        with open(path, "wb") as f:
+            f.write(os.urandom(4 << 20))
+            os.fsync(f.fileno())
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3")
+        port = free_port()
+        samples, reads, own, before, after, added = pass_under_tool(
+            path, "sequential", tool_args=(f"--prometheus={port}",),
+            collect=scrape_and_stop(port))
+    miss = metric(samples, "iostackbreak_cache_miss_pages_total", op="read")
+    ahead = metric(samples, "iostackbreak_readahead_pages_total", op="read")
+    print(f"    cold read of 1024 pages: cache_miss_pages {miss:.0f}, readahead {ahead:.0f}, "
+          f"added (ftrace) {added}")
+    assert before == 0 and miss == added >= 1024, (before, miss, added)
+    assert 0 < ahead < miss, (ahead, miss)
