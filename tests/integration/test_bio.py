@@ -165,6 +165,34 @@ def bio_on_zram_counts_every_bio_and_agrees_with_fio():
 
 
 @test
+def prometheus_has_the_device_of_each_bio():
+    """-T bio -D in exporter mode: zram0's bios under the label device="zram0"
+    (the blk layer's is "disk"), fio's total_ios and the diskstats delta
+    exactly, in an exposition promtool accepts."""
+    from test_prometheus import free_port, http_get, parse_exposition, promtool_check, value
+    zram = Zram(size_mib=64)
+    fio_json(zram.dev, "--rw=write", "--bs=1M")
+    port = free_port()
+    tool = Tool("-T", "bio", "-D", "-d", zram.name, f"--prometheus={port}")
+    before = disk_ios(zram.name)
+    job = fio_json(zram.dev, "--rw=randread", "--size=64M", "--io_size=32M", "--randrepeat=0")
+    after = disk_ios(zram.name)
+    status, _, text = http_get(f"http://127.0.0.1:{port}/metrics")
+    rc, _, err = tool.stop()
+    assert status == 200 and rc == 0, (status, err)
+    promtool_check(text)
+    samples = parse_exposition(text)
+    got = value(samples, "iostackbreak_latency_seconds_count", layer="bio", op="read",
+                device=zram.name)
+    print(f"    bio reads of device {zram.name}: {got:.0f}, fio {job['read']['total_ios']}, "
+          f"diskstats {after[0] - before[0]}")
+    assert got == job["read"]["total_ios"] == after[0] - before[0], (got, job["read"], before,
+                                                                    after)
+    assert all("device" in dict(ls) and "disk" not in dict(ls) for (n, ls) in samples
+               if n.startswith("iostackbreak_latency_seconds") and dict(ls).get("layer") == "bio")
+
+
+@test
 def bio_split_on_a_request_based_disk_counts_the_parent_once():
     """A loop device (blk-mq) with max_sectors_kb 4 under fio psync 64 KiB
     random reads: the block layer splits each bio into 16 (block_split),
