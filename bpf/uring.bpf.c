@@ -325,8 +325,10 @@ static __always_inline int uring_submit(struct io_kiocb *req, bool btf)
  * told by the file the request used (its file is set for fixed and plain
  * descriptors alike by the time it completes, and put only after); opens
  * have none yet and are kept, as they look a path up in a file system.
+ * res: the request's result (an open's new descriptor).
  */
-static __always_inline bool uring_file_wanted(struct io_kiocb *req, struct uring_start *v)
+static __always_inline bool uring_file_wanted(struct io_kiocb *req, struct uring_start *v,
+					      __s32 res)
 {
 	struct file *f;
 	__u32 kind;
@@ -341,7 +343,15 @@ static __always_inline bool uring_file_wanted(struct io_kiocb *req, struct uring
 			return false;
 		}
 	}
-	/* --file: only requests on those files (an open has none). */
+	/*
+	 * --file: only requests on those files; an open on the file it made,
+	 * as open(2) is: its descriptor, in the table of the task posting the
+	 * completion (the submitter, or an io-wq or SQPOLL thread of its
+	 * process, which share its table). An open into a fixed-file slot
+	 * posts no descriptor (res 0 or the slot): it finds no such file.
+	 */
+	if (nr_files && v->op == UOP_OPEN)
+		f = res >= 0 ? file_of_fd((__u64)res) : NULL;
 	return !nr_files || (f && inode_wanted(BPF_CORE_READ(f, f_inode)));
 }
 
@@ -411,7 +421,7 @@ static __always_inline int uring_complete(struct io_kiocb *req, __s32 res, __u32
 	op = v->op;
 	if (op >= NR_URING_OPS)
 		op = UOP_OTHER;
-	if (uring_file_wanted(req, v)) {
+	if (uring_file_wanted(req, v, res)) {
 		record(LAYER_IO_URING, op, delta);
 		if (uring_split) {
 			uring_charge(v, now, v->part);

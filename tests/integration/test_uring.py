@@ -72,6 +72,94 @@ def uringlayer_counts_exact_with_raw_syscall_workload():
     assert count(rep, "io_uring", "fsync") == did["fsyncs"]
 
 
+def uringwork(path, *args, prefix=()):
+    """One uringwork run on path (made beforehand, so that --file can find
+    it): its own counts and its pid (the tool's -P key)."""
+    if not os.path.exists(path):
+        open(path, "wb").close()
+    p = subprocess.Popen([*prefix, URINGWORK, *args, path], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    line = next(l for l in out.splitlines() if l.startswith("uringwork "))
+    return {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}, p.pid
+
+
+URING_OPS = ("read", "write", "open", "fsync")
+
+
+def uring_counts(did):
+    return {"read": did["reads"], "write": did["writes"], "open": did["opens"],
+            "fsync": did["fsyncs"]}
+
+
+@test
+def uringlayer_filters_pick_the_submitter_and_the_file():
+    """With no command, two uringworks run under each filter, one that it
+    must keep and one that it must leave out: --cgroup (one of them in a
+    cgroup the test made), --file (each on its own file: an open is the
+    file's when the descriptor it made is, as for open(2)) and -P (each
+    under its own pid, with its own counts). Every count is the kept
+    one's own."""
+    from test_breakdown import cgroup2_root
+    root, _ = cgroup2_root()
+    rel = f"/iosb-uringcg-{os.getpid()}"
+    cg = make_cgroup(root + rel)
+    tmp = make_tempdir()
+    a, b = os.path.join(tmp, "a.dat"), os.path.join(tmp, "b.dat")
+    inside = ["sh", "-c", f'echo $$ > "{cg}/cgroup.procs" && exec "$0" "$@"']
+
+    tool = Tool("-T", "io_uring", "--cgroup", cg, "--json")
+    kept, _ = uringwork(a, *WORK, prefix=inside)
+    uringwork(b, *WORK)
+    rep = tool.stop_json()[-1]
+    got = {op: count(rep, "io_uring", op) for op in URING_OPS}
+    print(f"    --cgroup: {got}, the one inside {uring_counts(kept)}")
+    assert got == uring_counts(kept), (got, kept)
+
+    open(a, "wb").close()
+    tool = Tool("-T", "io_uring", "--file", a, "--json")
+    kept, _ = uringwork(a, *WORK)
+    uringwork(b, *WORK)
+    rep = tool.stop_json()[-1]
+    got = {op: count(rep, "io_uring", op) for op in URING_OPS}
+    want = uring_counts(kept)
+    print(f"    --file: {got}, the one on it {want}")
+    assert got == want, (got, want)
+
+    tool = Tool("-T", "io_uring", "-P", "--json")
+    runs = [uringwork(p, *WORK) for p in (a, b)]
+    rep = tool.stop_json()[-1]
+    for did, pid in runs:
+        got = {op: sum(c["count"] for c in rep["cells"] if c["layer"] == "io_uring"
+                       and c["op"] == op and c["pid"] == pid) for op in URING_OPS}
+        assert got == uring_counts(did), (pid, got, did)
+        assert {c["comm"] for c in rep["cells"] if c["pid"] == pid} == {"uringwork"}
+    print(f"    -P: each of pids {[pid for _, pid in runs]} exact")
+
+
+@test
+def uringlayer_in_prometheus_under_its_pid():
+    """--prometheus -P: a uringwork's requests under layer="io_uring" and its
+    pid, each op its own count, and its parts of requests
+    (iostackbreak_uring_time_seconds_total, if any) in an exposition
+    promtool accepts."""
+    from test_prometheus import free_port, http_get, parse_exposition, promtool_check, value
+    tmp = make_tempdir()
+    port = free_port()
+    tool = Tool("-T", "io_uring", "-P", f"--prometheus={port}")
+    did, pid = uringwork(os.path.join(tmp, "p.dat"), *WORK)
+    status, _, text = http_get(f"http://127.0.0.1:{port}/metrics")
+    rc, _, err = tool.stop()
+    assert status == 200 and rc == 0, (status, err)
+    promtool_check(text)
+    samples = parse_exposition(text)
+    got = {op: value(samples, "iostackbreak_latency_seconds_count", layer="io_uring", op=op,
+                     pid=pid) for op in URING_OPS}
+    print(f"    pid {pid}: {got}, uringwork {uring_counts(did)}")
+    assert got == uring_counts(did), (got, did)
+
+
 class DirectLoop:
     """A loop device in direct-I/O mode over a 64 MiB file of data on this
     host's disk: its reads reach the disk (tens of microseconds), not the
