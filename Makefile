@@ -78,7 +78,8 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps selftest release-check
-all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork
+all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
+     $(OUTPUT)/liburingwork
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -136,6 +137,12 @@ $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 $(OUTPUT)/uringwork: tools/uringwork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+# The same kind of client on liburing, as services are (static: the VM
+# guest has no liburing).
+$(OUTPUT)/liburingwork: tools/liburingwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@ -Wl,-Bstatic -luring -Wl,-Bdynamic
 
 # Static: traced as a command, it makes no loader or library reads.
 $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)

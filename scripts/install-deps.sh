@@ -34,6 +34,8 @@ redis-server redis-tools"
 # sqlite3: the database a shell pipeline feeds in the storage-files test
 # (test_fds: its reads of its stdin pipe are left out, its file's counted).
 PKGS="$PKGS sqlite3"
+# liburing-dev: tools/liburingwork.c, the io_uring layer's liburing client.
+PKGS="$PKGS liburing-dev"
 # make deb and its test (make deb-check), which installs the package into a
 # fresh Debian root made by mmdebstrap (gpg: mmdebstrap names the archive's
 # key in the root's sources with it).

@@ -160,6 +160,35 @@ def uringlayer_in_prometheus_under_its_pid():
     assert got == uring_counts(did), (got, did)
 
 
+LIBURINGWORK = os.path.join(ROOT, "build", "liburingwork")
+
+
+@test
+def uringlayer_counts_a_liburing_client_exactly():
+    """tools/liburingwork.c, built on liburing (its prep helpers,
+    io_uring_submit, io_uring_wait_cqe) as services are: opens, writes
+    (8 in flight), fsyncs and reads (8 in flight) of a file, buffered then
+    direct, as its command: each op counted exactly as it says it made
+    them, nothing left out or dropped."""
+    tmp = make_tempdir()
+    for direct in ([], ["-D"]):
+        path = os.path.join(tmp, "lu.dat")
+        p = run(TOOL, "-T", "io_uring", "--json", "--", LIBURINGWORK, "-o", "3", "-w", "40",
+                "-s", "6", "-r", "300", "-q", "8", *direct, path, timeout=120)
+        assert p.returncode == 0, p.stderr
+        line = next(l for l in p.stdout.splitlines() if l.startswith("liburingwork "))
+        did = {k: int(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+        rep = json.loads(next(l for l in p.stdout.splitlines() if l.startswith("{")))
+        got = {op: count(rep, "io_uring", op) for op in ("read", "write", "open", "fsync",
+                                                          "other")}
+        want = {"read": did["reads"], "write": did["writes"], "open": did["opens"],
+                "fsync": did["fsyncs"], "other": 0}
+        print(f"    {'direct' if direct else 'buffered'}: got {got}, liburingwork {want}")
+        assert got == want, (got, want)
+        assert not any(rep["left_out"].values()), rep["left_out"]
+        assert not any(rep["dropped_by_reason"].values()), rep["dropped_by_reason"]
+
+
 class DirectLoop:
     """A loop device in direct-I/O mode over a 64 MiB file of data on this
     host's disk: its reads reach the disk (tens of microseconds), not the
