@@ -198,19 +198,21 @@ vm-f2fs: all $(OUTPUT)/compat32
 
 # Both x86 VM suites side by side: each guest has one vCPU (tools/vm/run.sh),
 # so on a 2-core host each runs on a core of its own, and make check takes
-# the longer of the two instead of their sum (each prints its own time).
+# the longer of the two instead of their sum (each prints its own time);
+# the io_uring guests (40 s) take the first core free.
 .PHONY: vms
 vms: all $(OUTPUT)/compat32
-	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12
+	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring
 
 # io_uring where fentry attaches (io-wq-queued; block requests per request
-# without block_io_start): one short guest on each of the two kernels.
+# without block_io_start) and where a device polls (IOPOLL on null_blk's
+# poll queues): one short guest on each of the two kernels.
 .PHONY: vm-uring
 vm-uring: all
-	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k \
+	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k IOSB_VM_MODULES=null_blk \
 		tools/vm/run.sh --timeout 900 --file $(OUTPUT)/iostackbreak \
-		--file $(OUTPUT)/uringwork --file "$$(command -v jq)" tests/vm/guest_uring.sh || \
-		exit 1; done'
+		--file $(OUTPUT)/uringwork --file $(OUTPUT)/liburingwork \
+		--file "$$(command -v jq)" tests/vm/guest_uring.sh || exit 1; done'
 
 # Start-up on kernels without what the tool needs (no JIT, lockdown, no
 # BTF): one short guest each (tests/vm/startup.sh, about a minute each).
