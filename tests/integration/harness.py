@@ -555,7 +555,8 @@ def run(*args, timeout=60, check=False):
 class FtraceInstance:
     """The kernel's own events on one disk through an ftrace instance of our
     own (no BPF): an independent count. events: (category, event) pairs,
-    each filtered by field == value (filt), off until start()."""
+    each filtered by field == value (filt; None: every event), off until
+    start()."""
 
     def __init__(self, tag, events, filt):
         tracefs = "/sys/kernel/tracing"
@@ -566,8 +567,9 @@ class FtraceInstance:
         os.mkdir(self.dir)
         for cat, ev in events:
             d = os.path.join(self.dir, "events", cat, ev)
-            with open(os.path.join(d, "filter"), "w") as f:
-                f.write(filt)
+            if filt:
+                with open(os.path.join(d, "filter"), "w") as f:
+                    f.write(filt)
             with open(os.path.join(d, "enable"), "w") as f:
                 f.write("1")
         with open(os.path.join(self.dir, "buffer_size_kb"), "w") as f:
