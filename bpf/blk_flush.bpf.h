@@ -83,21 +83,29 @@ static __always_inline void count_call_flush(struct thread_starts *ts, struct re
 }
 
 /*
- * Device flushes a request asks for, on a disk with a write-back cache:
- * one before it (PREFLUSH), and one after it for FUA data where the disk
- * has no FUA (BLK_FEAT_FUA, bit 1 of queue_limits.features since 6.11;
- * blk_flush_policy() sends a post-flush then). A jbd2 commit block asks
- * for both: on a loop device, two device flushes per commit.
+ * Device flushes a request asks for, on a disk with a write-back cache
+ * (BLK_FEAT_WRITE_CACHE, bit 0 of queue_limits.features since 6.11; older
+ * kernels: not known, 0): one before it (PREFLUSH), and one after it for
+ * FUA data where the disk has no FUA (BLK_FEAT_FUA, bit 1;
+ * blk_flush_policy() sends a post-flush then), with or without PREFLUSH.
+ * A jbd2 commit block asks for both: on a loop device, two device flushes
+ * per commit. The journal superblock the commit thread writes when the
+ * log's tail moves is REQ_FUA alone: one post-flush.
  */
 static __always_inline __u32 rq_flushes_asked(struct request *rq, __u32 cmd_flags)
 {
 	__u32 n = 0;
+	__u64 features;
 
-	if (!rq_waits_for_flush(rq, cmd_flags))
+	if (!bpf_core_field_exists(((struct queue_limits *)0)->features))
 		return 0;
-	n++;
+	features = BPF_CORE_READ(rq, q, limits.features);
+	if (!(features & 1))
+		return 0;
+	if (cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))
+		n++;
 	if ((cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_FUA))) &&
-	    !(BPF_CORE_READ(rq, q, limits.features) & 2) && BPF_CORE_READ(rq, __data_len))
+	    !(features & 2) && BPF_CORE_READ(rq, __data_len))
 		n++;
 	return n;
 }

@@ -22,8 +22,8 @@ static const struct {
 	[WHY_CACHE] = { "cache", "filemap", "mm_filemap_add_to_page_cache", NULL,
 			"no filemap:mm_filemap_add_to_page_cache: cache_miss_pages is 0" },
 	[WHY_READAHEAD] = { "ra", "readahead", "page_cache_sync_ra", "page_cache_async_ra",
-			    "no readahead:page_cache_sync_ra/async_ra (Linux 6.10+): "
-			    "readahead_pages is 0" },
+			    "no readahead:page_cache_sync_ra/async_ra (Linux 6.18+; not in "
+			    "6.1 or 6.12): readahead_pages not counted (null)" },
 	[WHY_WRITEBACK] = { "wb", "ext4", "ext4_writepages_result", NULL,
 			    "no ext4:ext4_writepages_result (ext4 not loaded): writeback_pages is "
 			    "0" },

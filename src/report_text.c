@@ -468,12 +468,18 @@ static void text_call_why(FILE *out, const struct report *r, const struct call_t
 			"", (double)c->journal_requests / (double)c->count,
 			(double)c->journal_flushes / (double)c->count,
 			(double)c->journal_bytes / 1024.0 / (double)c->count);
-	if (r->plan->why[WHY_CACHE])
+	/* Without the readahead tracepoints the share read ahead is not known. */
+	if (r->plan->why[WHY_CACHE] && r->plan->why[WHY_READAHEAD])
 		fprintf(
 		    out,
 		    "%-7s page cache: %.2f pages added (cache misses), %.2f read ahead per call\n",
 		    "", (double)c->cache_miss_pages / (double)c->count,
 		    (double)c->readahead_pages / (double)c->count);
+	else if (r->plan->why[WHY_CACHE])
+		fprintf(out,
+			"%-7s page cache: %.2f pages added (cache misses) per call, read ahead "
+			"not traced\n",
+			"", (double)c->cache_miss_pages / (double)c->count);
 	if (c->writeback_pages)
 		fprintf(out, "%-7s writeback: %.2f pages per call put under writeback\n", "",
 			(double)c->writeback_pages / (double)c->count);
