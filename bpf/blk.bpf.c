@@ -215,11 +215,11 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	wanted = ur ? uring_blk_file_wanted(ukey) : task_wanted(id);
 	calls = !ur && (split_calls || events_on || nr_files);
 	/* A journal thread's requests are its commit's, whoever is traced. */
-	if (journal_on || (wanted && calls))
+	if (journal_blk || (wanted && calls))
 		mine = current_slots(btf);
 	/* (Before 6.5 a commit's empty PREFLUSH, seen by its bio, is left
 	 * out of it: journal_count reads the request.) */
-	if (mine && journal_on && rq)
+	if (mine && journal_blk && rq)
 		journal_count(mine, rq, btf);
 	if (wanted && calls)
 		call = call_of(mine);

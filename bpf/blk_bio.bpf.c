@@ -38,7 +38,7 @@ static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
 		return 0;
 	}
 	wanted = task_wanted(bpf_get_current_pid_tgid());
-	if (!wanted && !journal_on)
+	if (!wanted && !journal_blk)
 		return 0;
 	mine = current_slots(btf);
 	/*
@@ -46,7 +46,7 @@ static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
 	 * time, merged into few requests after their first sighting: their
 	 * bytes are the commit's (journal_count).
 	 */
-	if (journal_on && mine && mine->jbd2_state == JBD2_COMMITTING && !bio_filtered_out(bio))
+	if (journal_blk && mine && mine->jbd2_state == JBD2_COMMITTING && !bio_filtered_out(bio))
 		mine->journal_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
 	call = wanted ? call_of(mine) : NULL;
 	if (!call || (nr_files && call->file_pending))

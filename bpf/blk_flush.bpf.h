@@ -121,7 +121,7 @@ static __always_inline void journal_count(struct thread_starts *j, struct reques
 {
 	__u32 flushes;
 
-	if (!journal_on || j->jbd2_state != JBD2_COMMITTING)
+	if (!journal_blk || j->jbd2_state != JBD2_COMMITTING)
 		return;
 	if (filter_dev && rq_dev(rq, btf) != targ_dev)
 		return;

@@ -27,6 +27,8 @@
 
 /* The jbd2 programs are attached: blk.bpf.c and sched_waking ask them. */
 const volatile bool journal_on;
+/* And the commits' requests are counted (plan.journal_blk: 6.5+). */
+const volatile bool journal_blk;
 
 /* contention_begin's flags (include/trace/events/lock.h, LCB_F_*). */
 #define KLCB_F_SPIN (1U << 0)

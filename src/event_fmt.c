@@ -151,9 +151,11 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out,
 			"; %u req (%u flush) %" PRIu64 " B by the journal commit it waited for",
 			e->journal_requests, e->journal_flushes, (uint64_t)e->journal_bytes);
-	if (e->cache_miss_pages)
+	if (e->cache_miss_pages && c->plan && c->plan->why[WHY_READAHEAD])
 		fprintf(out, " cache miss %" PRIu64 " pages (%" PRIu64 " read ahead)",
 			(uint64_t)e->cache_miss_pages, (uint64_t)e->readahead_pages);
+	else if (e->cache_miss_pages)
+		fprintf(out, " cache miss %" PRIu64 " pages", (uint64_t)e->cache_miss_pages);
 	if (e->writeback_pages)
 		fprintf(out, " writeback %" PRIu64 " pages", (uint64_t)e->writeback_pages);
 	if (e->lock_addr) {
@@ -191,18 +193,29 @@ void event_lock_label(const struct event_ctx *c, const struct call_event *e, cha
 		   buf, sz);
 }
 
+/* A figure of the call where the plan counts it, else null (not 0). */
+static json_object *counted(const struct event_ctx *c, enum why w, uint64_t v)
+{
+	return c->plan && c->plan->why[w] ? json_object_new_uint64(v) : NULL;
+}
+
 /* The journal commits the call waited for, its pages, its lock part by kind. */
 static void event_why_json(json_object *o, const struct event_ctx *c, const struct call_event *e)
 {
-	json_object *journal = json_object_new_object(), *kinds = NULL;
+	json_object *journal = NULL, *kinds = NULL;
 
-	json_object_object_add(journal, "requests", json_object_new_uint64(e->journal_requests));
-	json_object_object_add(journal, "flushes", json_object_new_uint64(e->journal_flushes));
-	json_object_object_add(journal, "bytes", json_object_new_uint64(e->journal_bytes));
+	if (c->plan && c->plan->journal_blk) {
+		journal = json_object_new_object();
+		json_object_object_add(journal, "requests",
+				       json_object_new_uint64(e->journal_requests));
+		json_object_object_add(journal, "flushes",
+				       json_object_new_uint64(e->journal_flushes));
+		json_object_object_add(journal, "bytes", json_object_new_uint64(e->journal_bytes));
+	}
 	json_object_object_add(o, "journal_blk", journal);
-	json_object_object_add(o, "cache_miss_pages", json_object_new_uint64(e->cache_miss_pages));
-	json_object_object_add(o, "readahead_pages", json_object_new_uint64(e->readahead_pages));
-	json_object_object_add(o, "writeback_pages", json_object_new_uint64(e->writeback_pages));
+	json_object_object_add(o, "cache_miss_pages", counted(c, WHY_CACHE, e->cache_miss_pages));
+	json_object_object_add(o, "readahead_pages", counted(c, WHY_READAHEAD, e->readahead_pages));
+	json_object_object_add(o, "writeback_pages", counted(c, WHY_WRITEBACK, e->writeback_pages));
 	if (e->lock_addr) {
 		json_object *lock = json_object_new_object();
 		char name[FILE_NAME_LEN + 64];

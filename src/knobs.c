@@ -125,6 +125,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->use_task_storage = task_storage;
 	ro->rdonly_cast = plan->rdonly_cast;
 	ro->journal_on = plan->why[WHY_JOURNAL];
+	ro->journal_blk = plan->journal_blk;
 	/* Whole units for the text histograms: only when they are not ns. */
 	ro->unit_ns = cfg->unit == UNIT_NS ? 0 : unit_ns(cfg->unit);
 	set_syscall_numbers(ro, plan);

@@ -124,6 +124,13 @@ struct plan {
 	 */
 	bool why[NR_WHYS];
 	const char *why_not[NR_WHYS];
+	/*
+	 * The block requests of the journal commits calls waited for: only
+	 * where every request is seen where it starts (block_io_start, 6.5+);
+	 * else false, and journal_blk_not says why.
+	 */
+	bool journal_blk;
+	const char *journal_blk_not;
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */

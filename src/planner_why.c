@@ -6,6 +6,7 @@
  * keeps the time where it was (blocked, or a layer's self time), and
  * --plan says so.
  */
+#include <string.h>
 #include <linux/types.h>
 #include "planner.h"
 
@@ -52,6 +53,24 @@ void plan_why(const struct kcaps *caps, const struct config *cfg, struct plan *p
 			plan->why_not[w] = NULL;
 		}
 	}
+	/*
+	 * Before block_io_start a request is first seen at block_rq_insert:
+	 * a commit's log blocks have merged in the plug by then (and the bio
+	 * merges count them again), and its commit block goes to the flush
+	 * machinery before insert, so neither its bytes nor its flushes could
+	 * be told exactly.
+	 */
+	plan->journal_blk = false;
+	if (!plan->why[WHY_JOURNAL])
+		plan->journal_blk_not = "the journal part is not traced";
+	else if (!plan->blk_origin)
+		plan->journal_blk_not = "the blk layer does not see requests start (add blk to -T)";
+	else if (strcmp(plan->blk_origin, "block_io_start"))
+		plan->journal_blk_not =
+		    "no block:block_io_start (Linux 6.5+): at block_rq_insert a commit's blocks "
+		    "have merged and its commit block has gone to the flush machinery";
+	else
+		plan->journal_blk = true;
 }
 
 void plan_why_print(const struct plan *plan, FILE *out)
@@ -70,4 +89,9 @@ void plan_why_print(const struct plan *plan, FILE *out)
 		else
 			fprintf(out, "skipped: %s\n", plan->why_not[w]);
 	}
+	fprintf(out, "%-8s %-8s %-10s ", "parts", "jreqs", !plan->journal_blk ? "-" : plan->btf ? "tp_btf" : "raw_tp");
+	if (plan->journal_blk)
+		fprintf(out, "the commits' requests from block:%s\n", plan->blk_origin);
+	else
+		fprintf(out, "skipped: %s\n", plan->journal_blk_not);
 }

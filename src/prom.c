@@ -347,7 +347,8 @@ static void put_call_counts(FILE *out, const struct report *r)
 	if (r->split_layer < 0)
 		return;
 	for (unsigned int i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		if (!r->plan->why[counts[i].why])
+		/* The commits' requests are counted on fewer kernels. */
+		if (counts[i].why == WHY_JOURNAL ? !r->plan->journal_blk : !r->plan->why[counts[i].why])
 			continue;
 		family(out, counts[i].name, "counter", counts[i].help);
 		for (unsigned int op = 0; op < NR_FS_OPS; op++) {

@@ -241,8 +241,8 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 	json_object_object_add(journal, "requests", json_object_new_uint64(c->journal_requests));
 	json_object_object_add(journal, "flushes", json_object_new_uint64(c->journal_flushes));
 	json_object_object_add(journal, "bytes", json_object_new_uint64(c->journal_bytes));
-	json_object_object_add(o, "journal_blk", r->plan->why[WHY_JOURNAL] ? journal : NULL);
-	if (!r->plan->why[WHY_JOURNAL])
+	json_object_object_add(o, "journal_blk", r->plan->journal_blk ? journal : NULL);
+	if (!r->plan->journal_blk)
 		json_object_put(journal);
 	json_object_object_add(o, "cache_miss_pages",
 			       cache ? json_object_new_uint64(c->cache_miss_pages) : NULL);

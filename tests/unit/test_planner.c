@@ -831,13 +831,13 @@ Test(planner, print_table)
 		for (unsigned int op = 0; op < layer_nr_ops(l); op++)
 			skipped += plan.cells[l][op].wanted && plan.cells[l][op].src == METHOD_NONE;
 	cr_assert_eq(skipped, 7, "4 vfs + 3 ext4 cells skipped");
-	/* Calls are not split here: the parts' lines (lock, journal, cache, ra)
-	 * say so too. */
-	cr_assert_eq(count_substr(text, "skipped:"), skipped + NR_WHYS,
+	/* Calls are not split here: the parts' lines (lock, journal, cache, ra,
+	 * wb, the journal's requests) say so too. */
+	cr_assert_eq(count_substr(text, "skipped:"), skipped + NR_WHYS + 1,
 		     "one skipped: per skipped cell and part:\n%s", text);
 	/* One line per wanted cell and per part, plus the header and how blk
 	 * times requests. */
-	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS + 1, "%s", text);
+	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS + 1 + 1, "%s", text);
 	cr_assert_not_null(strstr(text, "\nblk timing: programs keyed by request"), "%s", text);
 	cr_assert_null(strstr(text, "xfs"), "xfs was not asked for:\n%s", text);
 
@@ -1198,4 +1198,46 @@ Test(planner, bio_q_arg_follows_caps)
 	fk.caps.bio_q_arg = false;
 	replan();
 	cr_assert_not(plan.bio_q_arg);
+}
+
+/*
+ * The journal commits' requests are counted only where every request is
+ * seen where it starts (block_io_start); at block_rq_insert (6.1) a
+ * commit's blocks have merged and its commit block has left for the flush
+ * machinery: not counted, and --plan says why.
+ */
+Test(planner, journal_requests_only_from_block_io_start)
+{
+	struct membuf m;
+	const char *text;
+	char line[1024];
+	static const enum fake_profile kernels[] = { FAKE_TRACEPOINTS, FAKE_DEBIAN61 };
+
+	for (unsigned int k = 0; k < ARRAY_SIZE(kernels); k++) {
+		bool io_start = kernels[k] == FAKE_TRACEPOINTS;
+
+		build(kernels[k], "syscall,blk", METHOD_NONE);
+		cfg.split_calls = true;
+		cfg.offcpu = true;
+		fake_add_tp(&fk, "jbd2", "jbd2_start_commit");
+		fake_add_tp(&fk, "jbd2", "jbd2_end_commit");
+		replan();
+		cr_assert(plan.why[WHY_JOURNAL]);
+		cr_assert_eq(plan.journal_blk, io_start, "kernel %u", k);
+		plan_print(&plan, membuf_open(&m));
+		text = membuf_close(&m);
+		find_line(text, "parts", "jreqs", line, sizeof(line));
+		cr_assert_not_null(strstr(line, io_start ? "block:block_io_start"
+							 : "skipped: no block:block_io_start"),
+				   "%s", line);
+		membuf_free(&m);
+	}
+	/* No blk layer: no request is seen. */
+	build(FAKE_TRACEPOINTS, "syscall", METHOD_NONE);
+	cfg.split_calls = true;
+	cfg.offcpu = true;
+	fake_add_tp(&fk, "jbd2", "jbd2_start_commit");
+	fake_add_tp(&fk, "jbd2", "jbd2_end_commit");
+	replan();
+	cr_assert(plan.why[WHY_JOURNAL] && !plan.journal_blk);
 }

@@ -63,6 +63,7 @@ static void make_report(void)
 	}
 	for (unsigned int w = 0; w < NR_WHYS; w++)
 		plan.why[w] = true;
+	plan.journal_blk = true; /* block_io_start */
 	plan.root_layer = plan.split_layer = LAYER_SYSCALL;
 	cfg.per_process = true;
 	cfg.offcpu = true;
