@@ -117,12 +117,7 @@ disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 for t in iostackbreak iowork jq; do
 	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
 done
-((nfail == 0)) || { echo "=== breakdown: -P -G -c iowork on vfs, ext4, xfs"
-t0=$(uptime_s)
-breakdown_run
-info "breakdown: $(since "$t0") s in all"
-
-echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
+((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
 # f2fs_mount: f2fs, when the kernel has it (tests/vm/run.sh with
 # IOSB_VM_FLAVOUR=amd64 loads the module and copies mkfs.f2fs in), on a loop
 # device over a file in /tmp; then it is one more of FSES.
