@@ -117,12 +117,7 @@ disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 for t in iostackbreak iowork jq; do
 	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
 done
-((nfail == 0)) || { echo "=== breakdown: -P -G -c iowork on vfs, ext4, xfs"
-t0=$(uptime_s)
-breakdown_run
-info "breakdown: $(since "$t0") s in all"
-
-echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
+((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
 # f2fs_mount: f2fs, when the kernel has it (tests/vm/run.sh with
 # IOSB_VM_FLAVOUR=amd64 loads the module and copies mkfs.f2fs in), on a loop
 # device over a file in /tmp; then it is one more of FSES.
@@ -1130,6 +1125,158 @@ flush_run() {
 		$((6 * n + ${#names[@]}))
 }
 
+# requeue_run: block requests that the device makes the kernel requeue are
+# counted once each, and stay their submitter's. scsi_debug (every_nth=
+# RQ_EVERY, opts 0x110) fails every RQ_EVERY-th command in one of two ways,
+# both retried by the SCSI midlayer with blk_mq_requeue_request():
+#   - a READ transfers half its blocks (SHORT_TRANSFER, 0x100): the rest
+#     is prepared anew (scsi_io_completion_reprep: RQF_DONTPREP cleared),
+#     so kblockd re-inserts the request and block_rq_insert fires a
+#     second time, in kblockd's context (the origin before 6.5);
+#   - any other command fails with ABORTED COMMAND, asc 0x4b (TRANSPORT_ERR,
+#     0x10): NEEDS_RETRY, the prepared command goes back to the dispatch
+#     list (RQF_DONTPREP kept), without a second insert, issued again.
+# (6.12's disks have no scheduler here: a request issued directly is
+# inserted only when requeued.)
+# One iowork with N O_DIRECT preads then N O_DIRECT pwrites of the disk,
+# traced by three tools at once: `-T blk -p PID`, `-T blk -p PID -P -Q`
+# and `-T blk -d DISK -P` (no process filter: kblockd's sighting passes the
+# filters, and must not take the request over). Each counts N reads and N
+# writes (= the diskstats deltas), the -P keys are all the pid's, no drop
+# (no request_completion_missed). An ftrace instance counts the kernel's
+# own requeues and inserts: without requeues of both kinds, and reads
+# inserted again by another task, the counts would prove nothing.
+SDEBUG=/sys/bus/pseudo/drivers/scsi_debug
+RQ_TRACE=/sys/kernel/tracing/instances/iosb_requeue
+RQ_EVERY=10
+requeue_run() {
+	local tag=requeue wout=/tmp/iowork.rq.out werr=/tmp/iowork.rq.err
+	local disk='' dev i wpid t0 rc r0 r1 w0 w1 k o line c ev origin=block_rq_insert
+	local rq_r rq_w ins_r again_r start_r
+	local -A tpid=() targs=() label=()
+
+	# tests/vm/run.sh puts it in where the kernel has it: x86 only.
+	if [[ $(uname -m) == aarch64 ]] && ! grep -q '/scsi_debug\.ko' "/lib/modules/$(uname -r)/modules.dep"; then
+		info "$tag: no scsi_debug in kernel $(uname -r) (Debian's arm64 cloud kernel has none)"
+		return
+	fi
+	rmmod scsi_debug 2>/dev/null
+	if ! modprobe scsi_debug dev_size_mb=8 2>/tmp/modprobe.err; then
+		fail "$tag scsi_debug" "cannot load scsi_debug: $(cat /tmp/modprobe.err)"
+		return
+	fi
+	for ((i = 0; i < 100; i++)); do
+		disk=$(ls "$SDEBUG"/adapter0/host*/target*/*/block 2>/dev/null)
+		[[ -n $disk && -b /dev/$disk ]] && break
+		sleep 0.1
+	done
+	if [[ -z $disk || ! -b /dev/$disk ]]; then
+		fail "$tag scsi_debug" "no disk of scsi_debug's in 10 s"
+		rmmod scsi_debug
+		return
+	fi
+	dev=$(tr : , <"/sys/block/$disk/dev")
+	info "$tag: scsi_debug's disk $disk ($dev), scheduler $(cat "/sys/block/$disk/queue/scheduler")"
+	iowork -w pread/D "$N" "/dev/$disk" pwrite/D "$N" "/dev/$disk" >"$wout" 2>"$werr" &
+	wpid=$!
+	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+		fail "$tag workload setup" "iowork did not print READY"
+		dump "iowork stderr" "$werr"
+		kill -9 "$wpid" 2>/dev/null
+		rmmod scsi_debug
+		return
+	fi
+	targs=([p]="-p $wpid" [pPQ]="-p $wpid -P -Q" [dP]="-d $disk -P")
+	label=([p]="-p PID" [pPQ]="-p PID -P -Q" [dP]="-d $disk -P")
+	t0=$(uptime_s)
+	for k in p pPQ dP; do
+		# shellcheck disable=SC2086 # the tool's options, split
+		iostackbreak -T blk ${targs[$k]} --json >"/tmp/tool.rq.$k.json" 2>"/tmp/tool.rq.$k.err" &
+		tpid[$k]=$!
+	done
+	for k in p pPQ dP; do
+		if ! wait_for "/tmp/tool.rq.$k.err" 'Hit Ctrl-C to end\.$' "${tpid[$k]}" "$ATTACH_TIMEOUT"; then
+			fail "$tag ${label[$k]} attach" "iostackbreak -T blk ${targs[$k]} did not start"
+			dump "iostackbreak stderr" "/tmp/tool.rq.$k.err"
+			kill -9 "${tpid[@]}" "$wpid" 2>/dev/null
+			wait 2>/dev/null
+			rmmod scsi_debug
+			return
+		fi
+	done
+	info "$tag: three tools attached in $(since "$t0") s"
+	[[ -d /sys/kernel/tracing/events/block/block_io_start ]] && origin=block_io_start
+	rmdir "$RQ_TRACE" 2>/dev/null
+	mkdir "$RQ_TRACE"
+	for ev in block_rq_requeue block_rq_insert $origin; do
+		echo 1 >"$RQ_TRACE/events/block/$ev/enable"
+	done
+	echo 0x110 >"$SDEBUG/opts"
+	echo "$RQ_EVERY" >"$SDEBUG/every_nth"
+	read -r r0 w0 < <(awk -v d="$disk" '$3 == d { print $4, $8 }' /proc/diskstats)
+	t0=$(uptime_s)
+	kill -USR1 "$wpid"
+	wait_exit "$wpid" "$WORK_TIMEOUT"
+	rc=$exit_rc
+	read -r r1 w1 < <(awk -v d="$disk" '$3 == d { print $4, $8 }' /proc/diskstats)
+	info "$tag: workload ran $(since "$t0") s"
+	echo 0 >"$SDEBUG/every_nth"
+	echo 0 >"$SDEBUG/opts"
+	echo 0 >"$RQ_TRACE/tracing_on"
+	check_eq "$tag iowork exit status" "$rc" 0
+	sed 's/^/    /' "$wout"
+	check_eq "$tag diskstats $disk reads" $((r1 - r0)) "$N"
+	check_eq "$tag diskstats $disk writes" $((w1 - w0)) "$N"
+
+	# The kernel's account: requeues of both kinds; each requeued read
+	# inserted again, by another task than its submitter (kblockd).
+	# rwbs: R... a read, W... a write.
+	rq_events() { # EVENT RWBS-REGEX [TASK-REGEX]: how many in the trace
+		awk -v e="$1:" -v d="$dev" -v r="^$2" -v t="${3:-}" \
+			'$0 ~ (" " e " ") { for (i = 1; i <= NF; i++) if ($i == e) break
+				if ($(i + 1) == d && $(i + 2) ~ r && (t == "" || $1 ~ t)) n++ }
+			END { print n + 0 }' "$RQ_TRACE/trace"
+	}
+	rq_r=$(rq_events block_rq_requeue R) rq_w=$(rq_events block_rq_requeue W)
+	ins_r=$(rq_events block_rq_insert R)
+	again_r=$((ins_r - $(rq_events block_rq_insert R '^iowork-')))
+	start_r=$(rq_events "$origin" R)
+	info "$tag: the kernel's trace of $disk: requeued reads $rq_r, writes $rq_w; reads inserted $ins_r times ($again_r by another task than iowork); $origin of reads $start_r"
+	if ((rq_r > 0 && rq_w > 0)); then
+		pass "$tag: requests requeued ($rq_r reads, $rq_w writes)"
+	else
+		fail "$tag: requests requeued" "$rq_r reads, $rq_w writes: scsi_debug injected nothing"
+	fi
+	check_eq "$tag: requeued reads inserted again, not by iowork" "$again_r" "$rq_r"
+	[[ $origin == block_io_start ]] && check_eq "$tag: block_io_start once per read" "$start_r" "$N"
+	rmdir "$RQ_TRACE"
+
+	# The -p runs end with their process; the -d run is stopped.
+	kill -INT "${tpid[dP]}"
+	for k in p pPQ dP; do
+		wait_exit "${tpid[$k]}" 120
+		check_eq "$tag ${label[$k]}: tool exit status" "$exit_rc" 0
+		line=$(grep '^{' "/tmp/tool.rq.$k.json" | tail -n 1)
+		info "$tag ${label[$k]}: $(jq -c '[.cells[] | select(.layer == "blk" and .count > 0) | {op, count, pid}]' <<<"$line" 2>/dev/null)"
+		for o in read write; do
+			c=$(jq -r --arg o "$o" '[.cells[] | select(.layer == "blk" and .op == $o) | .count] | add // 0' <<<"$line" 2>/dev/null)
+			check_eq "$tag ${label[$k]}: blk $o count" "$c" "$N"
+		done
+		check_eq "$tag ${label[$k]}: dropped" "$(jq -r '.dropped' <<<"$line" 2>/dev/null)" 0 \
+			"$(jq -c '.dropped_by_reason | with_entries(select(.value > 0))' <<<"$line" 2>/dev/null)"
+		[[ $k == p ]] && continue
+		# -P: every request the submitter's, none kblockd's.
+		for o in read write; do
+			c=$(jq -r --arg o "$o" --argjson p "$wpid" \
+				'[.cells[] | select(.layer == "blk" and .op == $o and .pid == $p) | .count] | add // 0' <<<"$line" 2>/dev/null)
+			check_eq "$tag ${label[$k]}: blk $o of iowork (pid $wpid)" "$c" "$N"
+		done
+		c=$(jq -r --argjson p "$wpid" '[.cells[] | select(.pid != $p) | .count] | add // 0' <<<"$line" 2>/dev/null)
+		check_eq "$tag ${label[$k]}: requests of other pids" "$c" 0
+	done
+	rmmod scsi_debug
+}
+
 info "block schedulers: $(for d in vda vdb vdc vdd; do printf '%s=%s ' "$d" "$(cat /sys/block/$d/queue/scheduler)"; done)"
 for m in fentry kprobe; do
 	echo "=== --attach=$m"
@@ -1155,6 +1302,11 @@ echo "=== blk: -T blk -d $DISK, with and without -Q"
 t0=$(uptime_s)
 blk_run
 info "blk: $(since "$t0") s in all"
+
+echo "=== requeued requests: scsi_debug, every ${RQ_EVERY}th command retried"
+t0=$(uptime_s)
+requeue_run
+info "requeue: $(since "$t0") s in all"
 
 echo "=== breakdown: -P -G -c iowork on vfs, ext4, xfs"
 t0=$(uptime_s)

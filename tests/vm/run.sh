@@ -66,6 +66,9 @@ trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
 modules=null_blk # a device with a known delay (delayed_device_run)
+# A disk that fails commands on demand (requeue_run); Debian's arm64 cloud
+# kernel has no scsi_debug.
+if [[ $build == build ]]; then modules+=" sd_mod scsi_debug"; fi
 files=(--file "$root/$build/iostackbreak" --file "$root/$build/iowork" --file "$root/$build/compat32"
 	--file "$jq" --file "$mkfs_ext4")
 if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
