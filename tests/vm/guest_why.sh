@@ -393,8 +393,13 @@ journal_run() {
 	check_eq "$tag: fsyncs = the workload's" "$(jq -r .count <<<"$fig")" "$NJ"
 	check_eq "$tag: iowork done" "$(jq -r .done <<<"$fig")" "$NJ"
 	check "$tag: commits traced = /proc/fs/jbd2 transactions >= fsyncs" '.commits == .transactions and .commits >= .count'
-	# Each fsync sleeps before its commit starts and wakes after it ends.
-	check "$tag: journal part >= 90% of the commits' time" '.parts.journal >= 0.9 * .commit_ns'
+	# While its commit runs, an fsync is off CPU: asleep on the commit
+	# (journal) or, on this one vCPU, runnable behind the commit thread it
+	# woke, which may preempt it before it sleeps (runqueue: 86 ms of 606
+	# on 6.1 with kprobes, 2026-11-27, journal then 89% of the commits).
+	check "$tag: journal + runqueue >= 90% of the commits' time" \
+		'.parts.journal + .parts.runqueue >= 0.9 * .commit_ns'
+	check "$tag: journal part >= half the commits' time" '.parts.journal >= 0.5 * .commit_ns'
 	check "$tag: journal part <= the fsyncs' time" '.parts.journal <= .total'
 	check "$tag: blocked < 5% of the fsyncs' time" '.parts.blocked < 0.05 * .total'
 	# Before 6.5 (no block_io_start) the commits' requests cannot be
