@@ -199,10 +199,21 @@ vm-f2fs: all $(OUTPUT)/compat32
 # Both x86 VM suites side by side: each guest has one vCPU (tools/vm/run.sh),
 # so on a 2-core host each runs on a core of its own, and make check takes
 # the longer of the two instead of their sum (each prints its own time);
-# the io_uring guests (40 s) take the first core free.
+# the io_uring guests (40 s) and the stacked devices' (vm-bio, 60 s) take
+# the first core free.
 .PHONY: vms
 vms: all $(OUTPUT)/compat32
-	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring
+	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio
+
+# The bio layer on stacked devices (tests/vm/bio.sh): dm-linear and
+# dm-delay over a virtio disk, dm-crypt and dm-flakey over null_blk, md
+# RAID1 over two null_blk, counted against each device's diskstats and the
+# workload's own counts, on both kernels. In make check (vms): its two
+# guests take about a minute each (2026-11-27), while the suites beside
+# them take three to four; nothing else checks the bio layer's stacks.
+.PHONY: vm-bio
+vm-bio: all
+	$(LEFTOVERS) vm-bio -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/bio.sh || exit 1; done'
 
 # Why calls waited (lock, journal) and the pages they added, split at the
 # ext4 layer with fentry and with kprobes (tests/vm/why.sh, guest_why.sh):

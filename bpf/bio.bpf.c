@@ -40,14 +40,27 @@ struct {
 	__type(value, struct bio_start);
 } bio_starts SEC(".maps");
 
-/* -D: bios remapped from a stacked device, between block_bio_remap and
- * their queue on the device below (the dev_t they came from). */
+/* -D, events: bios remapped from a stacked device, between block_bio_remap
+ * and their queue on the device below (the dev_t they came from, and the
+ * call of the bio above). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, MAX_INFLIGHT_BIOS);
 	__type(key, __u64);
-	__type(value, __u32);
+	__type(value, struct bio_call);
 } bio_remapped SEC(".maps");
+
+/*
+ * Events: the bios of calls in flight, by device and first sector, for
+ * block_bio_remap to find the call of the bio above the one it remaps (it
+ * names that bio by its device and sector only).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_INFLIGHT_BIOS);
+	__type(key, struct bio_sector);
+	__type(value, struct bio_call);
+} bio_calls_at SEC(".maps");
 
 /*
  * -P, -D: the breakdown keys a bio will count under at its end, made now,
@@ -77,27 +90,60 @@ static __always_inline void bio_keys_made(struct bio *bio, struct bio_start *v)
 	}
 }
 
-static __always_inline int bio_queued(struct bio *bio)
+/*
+ * Events: the call a bio is part of. A bio remapped from a call's bio is
+ * that call's, whoever queues it (dm-delay's and dm-crypt's workers do);
+ * else a bio queued by a thread inside a call (on a file --file keeps),
+ * on a device below (v->upper) when it is a piece dm split off.
+ */
+static __always_inline void bio_call_of(struct bio *bio, struct bio_start *v, __u64 id, bool btf)
+{
+	struct thread_starts *call;
+	struct bio_sector at = {};
+	struct bio_call c;
+
+	if (!v->tid) {
+		call = call_of(current_slots(btf));
+		if (!call || (nr_files && call->file_pending))
+			return;
+		v->tid = (__u32)id;
+		v->call_ns = call_ns_of(call);
+	}
+	/* For the bios it becomes below. */
+	v->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	at.sector = v->sector;
+	at.dev = v->dev;
+	c.call_ns = v->call_ns;
+	c.tid = v->tid;
+	c.from = 0;
+	bpf_map_update_elem(&bio_calls_at, &at, &c, BPF_ANY);
+}
+
+static __always_inline int bio_queued(struct bio *bio, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid(), key = (__u64)bio;
 	struct bio_start v = {};
 	long err;
 
-	if (!task_wanted(id))
-		return 0;
-	if (per_disk) {
-		__u32 *upper = bpf_map_lookup_elem(&bio_remapped, &key);
+	if (per_disk || bio_calls) {
+		struct bio_call *r = bpf_map_lookup_elem(&bio_remapped, &key);
 
-		if (upper) {
-			v.upper = *upper;
+		if (r) {
+			v.upper = r->from;
+			v.tid = r->tid;
+			v.call_ns = r->call_ns;
 			bpf_map_delete_elem(&bio_remapped, &key);
 		}
 	}
-	if (filter_dev || per_disk) {
+	if (!v.tid && !task_wanted(id))
+		return 0;
+	if (filter_dev || per_disk || bio_calls) {
 		v.dev = bio_dev(bio);
 		if (filter_dev && v.dev != targ_dev)
 			return 0;
 	}
+	if (bio_calls)
+		bio_call_of(bio, &v, id, btf);
 	if (per_process)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
 	v.tgid = id >> 32;
@@ -117,6 +163,56 @@ static __always_inline int bio_queued(struct bio *bio)
 	if (err)
 		count_drop(DROP_BIO_MAP_FULL);
 	return 0;
+}
+
+/* A call's level of device dev; NULL when every level is another's. */
+static __always_inline struct call_bio_level *call_bio_level_of(struct call_bio *b, __u32 dev)
+{
+	for (int i = 0; i < MAX_CALL_BIO_LEVELS; i++) {
+		__u32 had = b->lv[i].dev;
+
+		/* Two ends of the call's bios can race for a free level. */
+		if (!had)
+			had = __sync_val_compare_and_swap(&b->lv[i].dev, 0, dev);
+		if (!had || had == dev)
+			return &b->lv[i];
+	}
+	return NULL;
+}
+
+/* A call's bio ended without error after delta ns (events). */
+static __always_inline void call_bio_done(struct bio_start *v, __u64 delta)
+{
+	struct call_bio *b = bpf_map_lookup_elem(&call_bio, &v->tid);
+	struct call_bio_level *l;
+
+	if (!b || b->call_ns != v->call_ns) {
+		struct call_bio fresh = { .call_ns = v->call_ns };
+
+		/* The thread is in a later call: this one's event has gone. */
+		if (b && b->call_ns > v->call_ns)
+			return;
+		bpf_map_update_elem(&call_bio, &v->tid, &fresh, BPF_ANY);
+		b = bpf_map_lookup_elem(&call_bio, &v->tid);
+		if (!b)
+			return;
+	}
+	if (!v->upper) {
+		__sync_fetch_and_add(&b->top_ns, delta);
+		__sync_fetch_and_add(&b->top_bios, 1);
+	}
+	l = call_bio_level_of(b, v->dev);
+	if (!l) {
+		__sync_fetch_and_add(&b->cut, 1);
+		return;
+	}
+	__sync_fetch_and_add(&l->ns, delta);
+	__sync_fetch_and_add(&l->bios, 1);
+	if (v->upper) {
+		l = call_bio_level_of(b, v->upper);
+		if (l)
+			__sync_fetch_and_add(&l->below_ns, delta);
+	}
 }
 
 /*
@@ -160,6 +256,13 @@ static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
 
 			record_breakdown(&e, NULL, delta);
 		}
+	}
+	if (bio_calls && v->tid) {
+		struct bio_sector at = { .sector = v->sector, .dev = v->dev };
+
+		if (!status)
+			call_bio_done(v, delta);
+		bpf_map_delete_elem(&bio_calls_at, &at);
 	}
 	bpf_map_delete_elem(&bio_starts, &key);
 	return 0;
@@ -249,15 +352,30 @@ static __always_inline int bio_split_seen(struct bio *piece)
  * A stacked device (dm) sends a bio to the device below: (bio, dev_t of the
  * device it came from, sector there), the queue argument first before
  * 5.11. A partition's remap onto its disk names the same bio on the same
- * disk: not a level of the stack.
+ * disk: not a level of the stack. With events, the bio above it (a call's
+ * bio at that device and sector) hands it its call.
  */
-static __always_inline int bio_remap(struct bio *bio, __u32 from)
+static __always_inline int bio_remap(struct bio *bio, __u32 from, __u64 sector)
 {
+	struct bio_call r = { .from = from };
 	__u64 key = (__u64)bio;
 
+	if (!per_disk && !bio_calls)
+		return 0;
 	if (from == bio_dev(bio) || from == BPF_CORE_READ(bio, bi_bdev, bd_dev))
 		return 0;
-	bpf_map_update_elem(&bio_remapped, &key, &from, BPF_ANY);
+	if (bio_calls) {
+		struct bio_sector at = { .sector = sector, .dev = from };
+		struct bio_call *c = bpf_map_lookup_elem(&bio_calls_at, &at);
+
+		if (c) {
+			r.call_ns = c->call_ns;
+			r.tid = c->tid;
+		}
+	}
+	/* Without a call found (a piece of a bio dm split: it names the
+	 * piece's sector), its queue still learns that it is a level below. */
+	bpf_map_update_elem(&bio_remapped, &key, &r, BPF_ANY);
 	return 0;
 }
 
@@ -266,7 +384,7 @@ static __always_inline int bio_remap(struct bio *bio, __u32 from)
 SEC("tp_btf/block_bio_queue")
 int tb_bio_queue(__u64 *ctx)
 {
-	return bio_queued(BIO_ARG(ctx));
+	return bio_queued(BIO_ARG(ctx), true);
 }
 
 /* (q, bio) on every kernel. */
@@ -290,16 +408,16 @@ int tb_bio_remap(__u64 *ctx)
 {
 	/* Fixed context offsets only: the verifier refuses a computed one. */
 	if (bio_queue_argn)
-		return bio_remap((struct bio *)ctx[1], (__u32)ctx[2]);
-	return bio_remap((struct bio *)ctx[0], (__u32)ctx[1]);
+		return bio_remap((struct bio *)ctx[1], (__u32)ctx[2], ctx[3]);
+	return bio_remap((struct bio *)ctx[0], (__u32)ctx[1], ctx[2]);
 }
 
 SEC("raw_tp/block_bio_remap")
 int rt_bio_remap(struct bpf_raw_tracepoint_args *ctx)
 {
 	if (bio_queue_argn)
-		return bio_remap((struct bio *)ctx->args[1], (__u32)ctx->args[2]);
-	return bio_remap((struct bio *)ctx->args[0], (__u32)ctx->args[1]);
+		return bio_remap((struct bio *)ctx->args[1], (__u32)ctx->args[2], ctx->args[3]);
+	return bio_remap((struct bio *)ctx->args[0], (__u32)ctx->args[1], ctx->args[2]);
 }
 
 /* (piece, new_sector), the queue argument first before 5.11. */
@@ -318,7 +436,7 @@ int rt_bio_split(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/block_bio_queue")
 int rt_bio_queue(struct bpf_raw_tracepoint_args *ctx)
 {
-	return bio_queued(BIO_ARG(ctx->args));
+	return bio_queued(BIO_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_bio_complete")

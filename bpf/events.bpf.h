@@ -19,11 +19,14 @@ const volatile bool events_on;
 const volatile bool trace_on;
 const volatile bool full_path;
 const volatile __u64 slower_ns;
+/* Events with the bio layer: each call's bios by device level. */
+const volatile bool bio_calls;
 #ifdef BENCH_WITHOUT_OPTIONS
 /* bench/sysprog.py's build without --slower and --trace: the knobs stay
  * for user space to set, the code reading them is compiled out. */
 #define events_on false
 #define trace_on false
+#define bio_calls false
 #endif
 
 /* User space sizes it (a power of two of pages); one page when unused. */
@@ -39,6 +42,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct call_blk);
 } call_blk SEC(".maps");
+
+/* Each thread's current call's bios by device level (bio.bpf.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct call_bio);
+} call_bio SEC(".maps");
 
 /* Room for an event in the ring buffer; no room is counted, never silent. */
 static __always_inline void *event_reserve(__u64 size)
@@ -173,6 +184,13 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	if (cb && cb->call_ns == start) {
 		e->blk_max_ns = cb->max_ns;
 		e->blk_max_dev = cb->dev;
+	}
+	__builtin_memset(&e->bio, 0, sizeof(e->bio));
+	if (bio_calls) {
+		struct call_bio *b = bpf_map_lookup_elem(&call_bio, &tid);
+
+		if (b && b->call_ns == start)
+			__builtin_memcpy(&e->bio, b, sizeof(e->bio));
 	}
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	f = (struct file *)ts->file;

@@ -333,6 +333,45 @@ struct file_id {
 };
 
 /*
+ * A call's bios by device level (events with the bio layer, call_bio map).
+ * Each bio the call queued, and each bio one of them became on a device
+ * below (block_bio_remap, followed by device and sector), adds its time to
+ * its device's level when it ends without error; a remapped bio's time
+ * also goes to the level of the device above it, as below_ns. A level's
+ * own time is ns - below_ns; the levels' own times add up to top_ns when
+ * no device ran bios below it side by side (RAID1 writes both mirrors).
+ */
+#define MAX_CALL_BIO_LEVELS 4
+struct call_bio_level {
+	__u32 dev;	/* kernel dev_t; 0: unused */
+	__u32 bios;	/* the call's bios that ended on it */
+	__u64 ns;	/* their time */
+	__u64 below_ns; /* the time of the bios they became below */
+};
+
+struct call_bio {
+	__u64 call_ns; /* the call (its thread's root call start) */
+	__u64 top_ns;  /* the bios the call queued itself: its bio time */
+	__u32 top_bios;
+	__u32 cut; /* bios on more devices than MAX_CALL_BIO_LEVELS: in no level */
+	struct call_bio_level lv[MAX_CALL_BIO_LEVELS];
+};
+
+/* A call's bio in flight by device and sector, where block_bio_remap
+ * names the bio above the one it remaps (bio_calls_at map). */
+struct bio_sector {
+	__u64 sector;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct bio_call {
+	__u64 call_ns;
+	__u32 tid;
+	__u32 from; /* bio_remapped: the device above (0: none) */
+};
+
+/*
  * Events (--slower, --trace), through the "events" ring buffer. Every one
  * starts with its kind. A call is named by its thread and the start time
  * of its root layer (call_ns), which ties slices and requests to it.
@@ -385,6 +424,7 @@ struct call_event {
 	__u64 lock_ns[NR_LOCK_KINDS]; /* the lock part by kind */
 	__u64 lock_addr;	      /* the lock of its longest contention; 0: none */
 	__u64 lock_max_ns;	      /* that contention's time */
+	struct call_bio bio;	      /* with the bio layer: its bios by device */
 	char comm[COMM_LEN];
 	char file[FILE_NAME_LEN];
 };
@@ -547,6 +587,11 @@ struct bio_start {
 	__u32 upper;	     /* -D: the device that remapped it here (dm-0), or 0 */
 	__u32 pending;	     /* in a request: its own end and its split pieces' to come */
 	__u64 cgid; /* -G: the submitter's cgroup */
+	/* Events: the call it is part of (tid 0: none), its first sector. */
+	__u64 call_ns;
+	__u32 tid;
+	__u32 pad;
+	__u64 sector;
 };
 
 /* System call numbers the raw syscall source can map to a cell (all the

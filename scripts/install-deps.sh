@@ -42,6 +42,8 @@ PKGS="$PKGS liburing-dev"
 PKGS="$PKGS dpkg-dev lintian man-db mmdebstrap gpg"
 # lld links the VM suite's 32-bit compat program (tools/compat32.c).
 PKGS="$PKGS lld"
+# dmsetup and mdadm: tests/vm/bio.sh copies them into its guest (make vm-bio).
+PKGS="$PKGS dmsetup mdadm"
 if [ $arm64 = 1 ]; then
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		[ "$(id -u)" = 0 ] || { echo "install-deps: run as root: arm64 must be added as a foreign architecture (dpkg --add-architecture arm64)" >&2; exit 1; }

@@ -79,6 +79,38 @@ static uint64_t event_latency(const struct call_event *e)
 	return e->end_ns - e->call_ns;
 }
 
+/* Does the event carry its bios by device (the bio layer traced under
+ * calls of threads)? */
+static bool event_bio(const struct event_ctx *c, const struct call_event *e)
+{
+	return c->plan && e->layer != LAYER_IO_URING &&
+	       c->plan->cells[LAYER_BIO][0].src != METHOD_NONE;
+}
+
+static uint64_t level_own_ns(const struct call_bio_level *l)
+{
+	return l->ns > l->below_ns ? l->ns - l->below_ns : 0;
+}
+
+/* The event's device levels in use, the longest (the top of a stack:
+ * its bios hold those below) first. Returns how many. */
+static unsigned int bio_levels(const struct call_event *e, const struct call_bio_level **out)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < MAX_CALL_BIO_LEVELS; i++) {
+		const struct call_bio_level *l = &e->bio.lv[i];
+		unsigned int j;
+
+		if (!l->dev || !l->bios)
+			continue;
+		for (j = n++; j > 0 && out[j - 1]->ns < l->ns; j--)
+			out[j] = out[j - 1];
+		out[j] = l;
+	}
+	return n;
+}
+
 void event_text_header(FILE *out, const struct event_ctx *c)
 {
 	char lat[16];
@@ -147,6 +179,22 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 				unit_name(c->unit), disk);
 		}
 	}
+	if (event_bio(c, e) && e->bio.top_bios) {
+		const struct call_bio_level *lv[MAX_CALL_BIO_LEVELS];
+		unsigned int n = bio_levels(e, lv);
+
+		fprintf(out, " bio %.3f %s", ns_to_unit(e->bio.top_ns, c->unit),
+			unit_name(c->unit));
+		for (unsigned int i = 0; i < n; i++) {
+			char dev[64];
+
+			c->disk_name(lv[i]->dev, dev, sizeof(dev));
+			fprintf(out, "%s%s %.3f", i ? " + " : " = ", dev,
+				ns_to_unit(level_own_ns(lv[i]), c->unit));
+		}
+		if (e->bio.cut)
+			fprintf(out, " (%u bios on more devices)", e->bio.cut);
+	}
 	if (e->journal_requests)
 		fprintf(out,
 			"; %u req (%u flush) %" PRIu64 " B by the journal commit it waited for",
@@ -197,6 +245,31 @@ void event_lock_label(const struct event_ctx *c, const struct call_event *e, cha
 static json_object *counted(const struct event_ctx *c, enum why w, uint64_t v)
 {
 	return c->plan && c->plan->why[w] ? json_object_new_uint64(v) : NULL;
+}
+
+json_object *call_bio_json(const struct call_event *e, disk_namer disk_name)
+{
+	const struct call_bio_level *lv[MAX_CALL_BIO_LEVELS];
+	unsigned int n = bio_levels(e, lv);
+	json_object *o = json_object_new_object(), *devs = json_object_new_array();
+
+	json_object_object_add(o, "bios", json_object_new_uint64(e->bio.top_bios));
+	json_object_object_add(o, "ns", json_object_new_uint64(e->bio.top_ns));
+	for (unsigned int i = 0; i < n; i++) {
+		json_object *d = json_object_new_object();
+		char dev[64];
+
+		disk_name(lv[i]->dev, dev, sizeof(dev));
+		json_object_object_add(d, "device", json_object_new_string(dev));
+		json_object_object_add(d, "bios", json_object_new_uint64(lv[i]->bios));
+		json_object_object_add(d, "ns", json_object_new_uint64(lv[i]->ns));
+		json_object_object_add(d, "below_ns", json_object_new_uint64(lv[i]->below_ns));
+		json_object_object_add(d, "own_ns", json_object_new_uint64(level_own_ns(lv[i])));
+		json_object_array_add(devs, d);
+	}
+	json_object_object_add(o, "devices", devs);
+	json_object_object_add(o, "cut", json_object_new_uint64(e->bio.cut));
+	return o;
 }
 
 /* The journal commits the call waited for, its pages, its lock part by kind. */
@@ -295,6 +368,7 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 		json_object_object_add(blk, "disk", NULL);
 	}
 	json_object_object_add(o, "blk", blk);
+	json_object_object_add(o, "bio", event_bio(c, e) ? call_bio_json(e, c->disk_name) : NULL);
 	event_why_json(o, c, e);
 	json_object_object_add(o, "inode", e->ino ? json_object_new_uint64(e->ino) : NULL);
 	return o;

@@ -50,6 +50,12 @@ void event_text_header(FILE *out, const struct event_ctx *c);
 /* One text line for the call. Returns 0, or -1 when the output failed. */
 int event_text_line(FILE *out, const struct event_ctx *c, const struct call_event *e, size_t size);
 
+/*
+ * The call's bios by device level, {"bios", "ns", "devices": [{"device",
+ * "bios", "ns", "below_ns", "own_ns"}...], "cut"}, the longest level first.
+ */
+json_object *call_bio_json(const struct call_event *e, disk_namer disk_name);
+
 /* The JSON object of the call ({"event": "io", ...}); the caller puts it. */
 json_object *event_json(const struct event_ctx *c, const struct call_event *e, size_t size);
 

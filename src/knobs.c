@@ -83,6 +83,13 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 		bpf_map__set_max_entries(skel->maps.events, cfg->trace ? 64U << 20 : 16U << 20);
 	else
 		bpf_map__set_max_entries(skel->maps.call_blk, 1);
+	/* A call's bios by device: calls of threads, the bio layer traced. */
+	ro->bio_calls =
+	    events && plan->root_layer >= 0 && plan->cells[LAYER_BIO][0].src != METHOD_NONE;
+	if (!ro->bio_calls) {
+		bpf_map__set_max_entries(skel->maps.call_bio, 1);
+		bpf_map__set_max_entries(skel->maps.bio_calls_at, 1);
+	}
 }
 
 void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const struct targets *tg,
@@ -158,7 +165,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	}
 	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
-	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || !cfg->per_disk)
+	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || (!cfg->per_disk && !ro->bio_calls))
 		bpf_map__set_max_entries(skel->maps.bio_remapped, 1);
 	if (task_storage || !plan_traces_threads(plan)) {
 		bpf_map__set_max_entries(skel->maps.thread_starts, 1);

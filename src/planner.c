@@ -469,8 +469,9 @@ static void plan_bio(const struct kcaps *caps, const struct config *cfg, struct 
 		cp->src = src;
 		/* Completions last: attach_blk() attaches them first. */
 		cp->nr_targets = 0;
-		/* -D: the stack, from the remaps of stacked devices. */
-		if (cfg->per_disk && blk_tp_exists(caps, BLK_TP_BIO_REMAP))
+		/* -D, events: the stack, from the remaps of stacked devices. */
+		if ((cfg->per_disk || cfg->slower || cfg->trace) &&
+		    blk_tp_exists(caps, BLK_TP_BIO_REMAP))
 			cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_REMAP];
 		/* The pieces a bio is split into on a request-based disk. */
 		if (blk_tp_exists(caps, BLK_TP_BIO_SPLIT))

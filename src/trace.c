@@ -492,6 +492,9 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 		args = call_args(e, file, lat);
 		json_object_object_add(args, "blk_requests",
 				       json_object_new_uint64(e->blk_requests));
+		/* With the bio layer: its bios by device level. */
+		if (e->bio.top_bios)
+			json_object_object_add(args, "bio", call_bio_json(e, t->disk_name));
 		call_lock_args(t, args, e);
 		json_object_object_add(o, "args", args);
 		put(t, o);

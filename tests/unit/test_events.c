@@ -203,6 +203,69 @@ Test(events, text_line)
 	membuf_free(&m);
 }
 
+/* A read through dm-3 onto disk2: 5.4 ms of bio at dm-3, 0.3 of it disk2's. */
+static void stacked_read(struct call_event *e)
+{
+	e->bio = (struct call_bio){ .call_ns = e->call_ns, .top_ns = 5400000, .top_bios = 1 };
+	/* The lower bio ends first: its level comes first in the kernel's. */
+	e->bio.lv[0] = (struct call_bio_level){ .dev = 2, .bios = 1, .ns = 300000 };
+	e->bio.lv[1] =
+	    (struct call_bio_level){ .dev = 3, .bios = 1, .ns = 5400000, .below_ns = 300000 };
+}
+
+static const struct plan syscall_and_bio = {
+	.cells[LAYER_SYSCALL][FSOP_READ].src = METHOD_TP_BTF,
+	.cells[LAYER_BIO][BLKOP_READ].src = METHOD_TP_BTF,
+};
+
+Test(events, bios_by_device_level)
+{
+	struct event_ctx with_bio = ctx;
+	struct call_path_event pe;
+	json_object *o, *bio, *devs, *d, *v;
+	struct membuf m;
+	const char *text;
+	uint64_t own = 0;
+
+	sample_call(&pe);
+	stacked_read(&pe.call);
+	with_bio.plan = &syscall_and_bio;
+	o = event_json(&with_bio, &pe.call, sizeof(pe.call));
+	cr_assert(json_object_object_get_ex(o, "bio", &bio));
+	cr_assert(json_object_object_get_ex(bio, "ns", &v));
+	cr_assert_eq(json_object_get_uint64(v), 5400000);
+	cr_assert(json_object_object_get_ex(bio, "devices", &devs));
+	cr_assert_eq(json_object_array_length(devs), 2);
+	/* the top of the stack first; own times add up to the call's bio time */
+	d = json_object_array_get_idx(devs, 0);
+	cr_assert(json_object_object_get_ex(d, "device", &v));
+	cr_assert_str_eq(json_object_get_string(v), "disk3");
+	for (size_t i = 0; i < 2; i++) {
+		json_object_object_get_ex(json_object_array_get_idx(devs, i), "own_ns", &v);
+		own += json_object_get_uint64(v);
+	}
+	cr_assert_eq(own, 5400000);
+	json_object_object_get_ex(d, "own_ns", &v);
+	cr_assert_eq(json_object_get_uint64(v), 5100000);
+	json_object_put(o);
+
+	event_text_line(membuf_open(&m), &with_bio, &pe.call, sizeof(pe));
+	text = membuf_close(&m);
+	cr_assert_not_null(strstr(text, " bio 5400.000 us = disk3 5100.000 + disk2 300.000"), "%s",
+			   text);
+	membuf_free(&m);
+
+	/* Without the bio layer: "bio" null, nothing in text. */
+	o = event_json(&ctx, &pe.call, sizeof(pe.call));
+	cr_assert(json_object_object_get_ex(o, "bio", &bio));
+	cr_assert_null(bio);
+	json_object_put(o);
+	event_text_line(membuf_open(&m), &ctx, &pe.call, sizeof(pe));
+	text = membuf_close(&m);
+	cr_assert_null(strstr(text, " bio "), "%s", text);
+	membuf_free(&m);
+}
+
 /* ---- the trace writer ---- */
 
 static struct slice_event slice_ev(uint32_t tid, uint64_t call_ns, uint32_t what, uint64_t s,
@@ -484,6 +547,39 @@ Test(events, trace_names_each_contention_by_its_lock)
 	cr_assert_str_eq(json_object_get_string(json_object_object_get(v, "name")),
 			 "inode rwsem of f");
 	cr_assert_eq(json_object_get_int64(json_object_object_get(v, "max_ns")), 1000);
+	json_object_put(root);
+	membuf_free(&m);
+}
+
+/* A call's slice in a trace carries its bios by device level. */
+Test(events, trace_call_has_its_bios_by_device)
+{
+	struct call_event c = call_ev(7, 100, 5600000);
+	struct trace_writer *t;
+	struct trace_totals tt;
+	json_object *root, *evs, *args = NULL, *bio, *devs, *v;
+	struct membuf m;
+
+	stacked_read(&c);
+	t = trace_open_stream(membuf_open(&m), 1000, 0, fake_disk);
+	trace_call(t, &c, "dm-3");
+	root = finish(&m, t, 0, &tt);
+	cr_assert(json_object_object_get_ex(root, "traceEvents", &evs));
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (json_object_object_get_ex(e, "ph", &v) &&
+		    !strcmp(json_object_get_string(v), "X"))
+			json_object_object_get_ex(e, "args", &args);
+	}
+	cr_assert_not_null(args);
+	cr_assert(json_object_object_get_ex(args, "bio", &bio));
+	cr_assert(json_object_object_get_ex(bio, "devices", &devs));
+	cr_assert_eq(json_object_array_length(devs), 2);
+	json_object_object_get_ex(json_object_array_get_idx(devs, 1), "device", &v);
+	cr_assert_str_eq(json_object_get_string(v), "disk2");
+	json_object_object_get_ex(json_object_array_get_idx(devs, 1), "own_ns", &v);
+	cr_assert_eq(json_object_get_uint64(v), 300000);
 	json_object_put(root);
 	membuf_free(&m);
 }

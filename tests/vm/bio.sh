@@ -1,12 +1,13 @@
 #!/bin/bash
-# bio.sh - the bio layer on device-mapper stacks in the VM (guest_bio.sh):
-# dm-linear, then dm-delay, over the guest's raw disk vdd.
+# bio.sh - the bio layer on stacked devices in the VM (guest_bio.sh):
+# dm-linear, then dm-delay, over the guest's raw disk vdd; dm-crypt and
+# dm-flakey over null_blk; md RAID1 over two null_blk.
 #
 #   make all && tests/vm/bio.sh [N [DELAY_MS]]   # as root, under the VM lock
 #
 # Copies build/iostackbreak, build/iowork, the host's jq and dmsetup (with
 # their libraries) and mdadm into the guest and loads dm-delay (and dm-mod),
-# null_blk and raid1 (md RAID1 over two null_blk devices).
+# dm-crypt with xts (AES is built in), dm-flakey, null_blk and raid1.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -21,7 +22,7 @@ for t in jq dmsetup mdadm; do
 done
 log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-bio.XXXXXX")
 trap 'rm -f "$log"' EXIT
-IOSB_VM_MODULES="${IOSB_VM_MODULES:-} dm-delay null_blk raid1" "$root/tools/vm/run.sh" \
+IOSB_VM_MODULES="${IOSB_VM_MODULES:-} dm-delay dm-crypt xts dm-flakey null_blk raid1" "$root/tools/vm/run.sh" \
 	--timeout "${IOSB_VM_TIMEOUT:-420}" "${files[@]}" "$root/tests/vm/guest_bio.sh" "$@" | tee "$log"
 rc=${PIPESTATUS[0]}
 line=$(sed -n 's/^GUEST RESULT: //p' "$log" | tail -n 1)

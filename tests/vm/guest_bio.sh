@@ -1,7 +1,8 @@
 #!/bin/bash
 # guest_bio.sh - VM check of the bio layer on device-mapper stacks, in the
-# guest of tests/vm/bio.sh (Debian's kernel, dm-mod and dm-delay loaded,
-# dmsetup, iostackbreak, iowork and jq in PATH).
+# guest of tests/vm/bio.sh (Debian's kernel, dm-mod, dm-delay, dm-crypt,
+# xts, dm-flakey, null_blk and raid1 loaded; dmsetup, mdadm, iostackbreak,
+# iowork and jq in PATH).
 #
 # On the raw disk vdd (64 MiB), one after the other:
 #   linear: dm-linear over vdd;
@@ -16,13 +17,16 @@
 #     run alongside): one level "dm -> vdd" per op, N bios each way;
 #   - delay: the dm device's own time per bio (its bios' time less that of
 #     the bios it sent to vdd) is at least 90% of the delay, and vdd's bio
-#     p50 below it: the delay is dm's time, not the disk's.
-# Then md RAID1 over two null_blk devices (md_run), if mdadm is here.
+#     p50 below it: the delay is dm's time, not the disk's; and per call,
+#     from iowork's events (call_levels).
+# Then dm-crypt and dm-flakey over null_blk (null_run), and md RAID1 over
+# two null_blk devices (md_run), if mdadm is here.
 # Prints PASS/FAIL lines and "GUEST RESULT: P passed, F failed".
 set -uo pipefail
 
 N=${1:-100}
 DELAY_MS=${2:-5}
+NULL_MS=2 # null_run: null_blk's time per request
 ATTACH_TIMEOUT=300
 npass=0
 nfail=0
@@ -44,6 +48,11 @@ await() {
 	return 1
 }
 
+# dm_name NAME: the kernel's name (dm-N) of device-mapper device NAME
+dm_name() {
+	basename "$(readlink -f /sys/dev/block/"$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ')")"
+}
+
 # cell JSON LAYER OP DEVICE FIELD: a field of a broken-down (-D) cell
 cell() {
 	local key=device
@@ -55,29 +64,34 @@ cell() {
 # stack_run TAG TABLE: makes dm device "iosb" from TABLE, traces the workload
 stack_run() {
 	local tag=$1 table=$2 dm out=/tmp/bio.$1.json err=/tmp/bio.$1.err wout=/tmp/bio.$1.work
-	local tpid wpid xpid r0 w0 dr0 dw0 line op f text=/tmp/bio.$1.txt xerr=/tmp/bio.$1.xerr
+	local tpid wpid xpid epid r0 w0 dr0 dw0 line op f text=/tmp/bio.$1.txt xerr=/tmp/bio.$1.xerr
+	local ev=/tmp/bio.$1.ev eerr=/tmp/bio.$1.eerr
 
 	if ! dmsetup --noudevsync create iosb --table "$table" 2>/tmp/dmsetup.err; then
 		fail "$tag dmsetup" "$(cat /tmp/dmsetup.err)"
 		return
 	fi
-	dm=$(basename "$(readlink -f /sys/dev/block/"$(dmsetup info -c --noheadings -o major,minor iosb | tr -d ' ')")")
+	dm=$(dm_name iosb)
 	echo "INFO $tag: iosb is $dm: $table"
 	iowork -w pread/D "$N" "/dev/$dm" pwrite/D "$N" "/dev/$dm" >"$wout" 2>&1 &
 	wpid=$!
 	await "$wout" '^READY ' "$wpid" 60 || { fail "$tag iowork" "$(cat "$wout")"; dmsetup remove iosb; return; }
 	iostackbreak -T bio,blk -D --json >"$out" 2>"$err" &
 	tpid=$!
-	# The text report too, in one run (each launch takes minutes under TCG).
-	xpid=
+	# The text report too, and iowork's calls as events, in one run (each
+	# launch takes minutes under TCG).
+	xpid= epid=
 	if [[ $tag == delay ]]; then
 		iostackbreak -T bio -D -u >"$text" 2>"$xerr" &
 		xpid=$!
+		iostackbreak -T syscall,bio -p "$wpid" --slower=0 --json >"$ev" 2>"$eerr" &
+		epid=$!
 	fi
 	if ! await "$err" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT" ||
-		{ [[ -n $xpid ]] && ! await "$xerr" 'Hit Ctrl-C to end\.$' "$xpid" "$ATTACH_TIMEOUT"; }; then
-		fail "$tag attach" "$(tail -n 5 "$err" "$xerr")"
-		kill -9 "$tpid" $xpid "$wpid" 2>/dev/null
+		{ [[ -n $xpid ]] && ! await "$xerr" 'Hit Ctrl-C to end\.$' "$xpid" "$ATTACH_TIMEOUT"; } ||
+		{ [[ -n $epid ]] && ! await "$eerr" 'Hit Ctrl-C to end\.$' "$epid" "$ATTACH_TIMEOUT"; }; then
+		fail "$tag attach" "$(tail -n 5 "$err" "$xerr" "$eerr" 2>/dev/null)"
+		kill -9 "$tpid" $xpid $epid "$wpid" 2>/dev/null
 		dmsetup --noudevsync remove iosb
 		return
 	fi
@@ -86,12 +100,14 @@ stack_run() {
 	wait "$wpid"
 	same "$tag iowork exit status" "$?" 0
 	sync
-	kill -INT "$tpid" $xpid
+	kill -INT "$tpid" $xpid $epid
 	wait "$tpid"
 	same "$tag tool exit status" "$?" 0
 	if [[ -n $xpid ]]; then
 		wait "$xpid"
 		same "$tag text tool exit status" "$?" 0
+		wait "$epid"
+		same "$tag events tool exit status" "$?" 0
 	fi
 	[[ -s $text ]] && sed -n '/^bio stack/,/^$/p' "$text"
 	for op in read write; do
@@ -132,6 +148,7 @@ stack_run() {
 			fi
 		fi
 	done
+	[[ $tag == delay ]] && call_levels "$ev" "$line" "$dm"
 	# The bio layer makes its -D keys where a bio is queued; blk makes a
 	# new key at completion, where 6.1's allocator can be empty: each such
 	# request is counted as breakdown_map_full (blk.bpf.c, a known gap).
@@ -140,6 +157,77 @@ stack_run() {
 	same "$tag bio dropped nothing" \
 		"$(jq '.dropped_by_reason | .bio_map_full + .bio_completion_missed' <<<"$line")" 0
 	dmsetup --noudevsync remove iosb || fail "$tag dmsetup remove" "iosb stays"
+}
+
+# The kernel's tick rate (CONFIG_HZ), from the jiffies /proc/timer_list
+# shows a second apart, to the nearest of Kconfig's choices.
+kernel_hz() {
+	local t0 j0 t1 j1 r h best=0
+	sample() { awk '/^now at/ { t = $3 } /^jiffies:/ { print t, $2; exit }' /proc/timer_list; }
+	read -r t0 j0 <<<"$(sample)"
+	sleep 1
+	read -r t1 j1 <<<"$(sample)"
+	r=$(((j1 - j0) * 1000000000 / (t1 - t0)))
+	for h in 100 250 300 1000; do
+		((best == 0 || (h - r) * (h - r) < (best - r) * (best - r))) && best=$h
+	done
+	echo "$best"
+}
+
+# call_levels EVENTS REPORT DM: iowork's calls on dm-delay over vdd, as
+# events (-T syscall,bio -p PID --slower=0 --json): each pread and pwrite
+# of DM (N each, the workload's count) has one bio, split by device level
+# into DM's own time, at least the delay's floor, and vdd's (its p50
+# under the delay); the
+# two add up to the call's bio time, itself within the call. vdd's part
+# over the N calls = vdd's bio time in REPORT (the -D tool beside it,
+# timing the same bios from its own programs), -10% to +30%.
+call_levels() {
+	local ev=$1 line=$2 dm=$3 op ns=$((DELAY_MS * 1000000)) r agg sum hz floor
+
+	# dm-delay holds a bio until jiffies pass its arrival's by the delay
+	# in whole ticks, rounded up (msecs_to_jiffies): a bio that came just
+	# before a tick waits one tick less. At 250 Hz, 5 ms is two ticks, at
+	# least 4 ms; a mean over many bios is more (stack_run: 90%).
+	hz=$(kernel_hz)
+	floor=$(((((DELAY_MS * hz + 999) / 1000) - 1) * 1000000000 / hz))
+	echo "INFO delay events: the kernel ticks at $hz Hz: a $DELAY_MS ms delay holds a bio at least $floor ns"
+	for op in read write; do
+		r=$(jq -s -c --arg o $op --arg d "$dm" --argjson ns "$ns" --argjson floor "$floor" '
+			[.[] | select(.event == "io" and .op == $o and .file == $d)] |
+			{n: length,
+			 shape: [.[] | select(.bio.bios != 1 or [.bio.devices[]? | .device] != [$d, "vdd"] or
+				[.bio.devices[]? | .bios] != [1, 1])] | length,
+			 short: [.[] | select(.bio.devices[0].own_ns < $floor)] | length,
+			 vdd_p50: (([.[] | .bio.devices[1].own_ns] | sort | .[length / 2 | floor]) // 999999999999),
+			 unsummed: [.[] | select(([.bio.devices[]? | .own_ns] | add) != .bio.ns)] | length,
+			 outside: [.[] | select(.bio.ns > .latency_ns)] | length,
+			 dm_min: ([.[] | .bio.devices[0].own_ns] | min),
+			 vdd_max: ([.[] | .bio.devices[1].own_ns] | max),
+			 vdd_sum: ([.[] | .bio.devices[1].ns] | add)}' "$ev")
+		echo "INFO delay events $op: $r"
+		same "delay events $op: calls on $dm = N" "$(jq .n <<<"$r")" "$N"
+		same "delay events $op: calls not one bio on $dm, one on vdd" "$(jq .shape <<<"$r")" 0
+		same "delay events $op: $dm own under the delay's floor" "$(jq .short <<<"$r")" 0
+		# A median: under TCG one bio can stall (vdd's part reached 6.0 ms).
+		if (($(jq .vdd_p50 <<<"$r") < ns)); then
+			pass "delay events $op: vdd's part p50 under $DELAY_MS ms ($(jq .vdd_p50 <<<"$r") ns)"
+		else
+			fail "delay events $op" "vdd's part p50 $(jq .vdd_p50 <<<"$r") ns, not under $DELAY_MS ms"
+		fi
+		same "delay events $op: own times not adding up to the bio time" "$(jq .unsummed <<<"$r")" 0
+		same "delay events $op: bio time past the call's" "$(jq .outside <<<"$r")" 0
+		# Each tool times a bio between its own programs, which run one
+		# after another at each tracepoint (three tools here): the events
+		# tool's vdd part was 2-15% more in 9 guests on 2026-11-27 (4-36
+		# us a bio under TCG).
+		agg=$(cell "$line" bio $op vdd sum_ns) sum=$(jq .vdd_sum <<<"$r")
+		if ((sum * 10 >= agg * 9 && sum * 10 <= agg * 13)); then
+			pass "delay events $op: vdd's part in all ($sum ns) = vdd's bios' time (-D: $agg ns), -10% to +30%"
+		else
+			fail "delay events $op" "vdd's part in all $sum ns, vdd's bios' time (-D) $agg ns"
+		fi
+	done
 }
 
 # md_run: md RAID1 over two null_blk devices (when mdadm is in the guest):
@@ -210,9 +298,122 @@ md_run() {
 	rmmod null_blk
 }
 
+# null_run: dm-crypt over nullb0 and dm-flakey over nullb1, two null_blk
+# devices whose every request takes NULL_MS (irqmode=2: a timer), in one
+# tool run around one iowork: pread/D N and pwrite/D N on the crypt
+# device, then pread/D N on the flakey one, always down (up interval 0).
+#   crypt: the dm device's bios and nullb0's = N each way = each one's
+#     diskstats (nullb0's I/Os + merges); blk nullb0 = its diskstats; the
+#     stack dm -> nullb0, N per op; nullb0's bios take at least NULL_MS
+#     (the device's delay) and the dm device's own time (its bios' time
+#     less nullb0's: en/decryption in kcryptd) is > 0 per op.
+#   flakey: every read fails at the dm device (DM_MAPIO_KILL): its N bios
+#     are errors = iowork's errors, none in the count (the histogram), and
+#     nothing reaches nullb1 (no bio, no diskstats read).
+null_run() {
+	local out=/tmp/bio.null.json err=/tmp/bio.null.err wout=/tmp/bio.null.work tpid wpid line
+	local key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+	local c f op n s0 s1 ns=$((NULL_MS * 1000000)) blk_got blk_want own low lvl
+
+	rmmod null_blk 2>/dev/null
+	if ! modprobe null_blk nr_devices=2 gb=1 queue_mode=2 memory_backed=1 irqmode=2 \
+		completion_nsec=$ns 2>/tmp/modprobe.err || [[ ! -b /dev/nullb1 ]]; then
+		fail "null null_blk" "$(cat /tmp/modprobe.err)"
+		return
+	fi
+	s0=$(cat /sys/block/nullb0/size)
+	if ! dmsetup --noudevsync create iosbc --table "0 $s0 crypt aes-xts-plain64 $key 0 /dev/nullb0 0" \
+		2>/tmp/dmsetup.err ||
+		! dmsetup --noudevsync create iosbf --table "0 $s0 flakey /dev/nullb1 0 0 3600" 2>>/tmp/dmsetup.err; then
+		fail "null dmsetup" "$(cat /tmp/dmsetup.err)"
+		dmsetup --noudevsync remove iosbc 2>/dev/null
+		rmmod null_blk
+		return
+	fi
+	c=$(dm_name iosbc) f=$(dm_name iosbf)
+	echo "INFO null: $c is dm-crypt aes-xts-plain64 over nullb0, $f dm-flakey (always down) over nullb1;" \
+		"null_blk completes each request after $NULL_MS ms"
+	iowork -w pread/D "$N" "/dev/$c" pwrite/D "$N" "/dev/$c" pread/D "$N" "/dev/$f" >"$wout" 2>&1 &
+	wpid=$!
+	if ! await "$wout" '^READY ' "$wpid" 60; then
+		fail "null iowork" "$(cat "$wout")"
+		dmsetup --noudevsync remove iosbc; dmsetup --noudevsync remove iosbf; rmmod null_blk
+		return
+	fi
+	iostackbreak -T bio,blk -D --json >"$out" 2>"$err" &
+	tpid=$!
+	if ! await "$err" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+		fail "null attach" "$(tail -n 5 "$err")"
+		kill -9 "$tpid" "$wpid" 2>/dev/null
+		dmsetup --noudevsync remove iosbc; dmsetup --noudevsync remove iosbf; rmmod null_blk
+		return
+	fi
+	# reads, reads merged, writes, writes merged
+	snap() { awk -v d="$1" '$3 == d { print $4, $5, $8, $9 }' /proc/diskstats; }
+	local -A before
+	for d in "$c" "$f" nullb0 nullb1; do before[$d]=$(snap "$d"); done
+	kill -USR1 "$wpid"
+	wait "$wpid"
+	# 1: some calls failed (the flakey reads), as they must
+	same "null iowork exit status" "$?" 1
+	cat "$wout"
+	sleep 1
+	kill -INT "$tpid"
+	wait "$tpid"
+	same "null tool exit status" "$?" 0
+	line=$(grep '^{' "$out" | tail -n 1)
+	local -a a b
+	blk_got=0 blk_want=0
+	for op in read write; do
+		[[ $op == read ]] && n=0 || n=2
+		read -r -a a <<<"${before[$c]}"; read -r -a b <<<"$(snap "$c")"
+		same "crypt bio $op $c = N" "$(cell "$line" bio $op "$c" count)" "$N"
+		same "crypt diskstats $c ${op}s" $((b[n] - a[n])) "$N"
+		read -r -a a <<<"${before[nullb0]}"; read -r -a b <<<"$(snap nullb0)"
+		same "crypt bio $op nullb0 = N" "$(cell "$line" bio $op nullb0 count)" "$N"
+		same "crypt diskstats nullb0 ${op}s + merges" $((b[n] - a[n] + b[n + 1] - a[n + 1])) "$N"
+		blk_got=$((blk_got + $(cell "$line" blk $op nullb0 count)))
+		blk_want=$((blk_want + b[n] - a[n]))
+		same "crypt blk $op $c (bio-based: none)" "$(cell "$line" blk $op "$c" count)" 0
+		lvl=$(jq -c --arg o $op --arg d "$c" '[.bio_stack[]? | select(.op == $o and .device == $d)]' <<<"$line")
+		same "crypt stack $op: levels under $c" "$(jq 'length' <<<"$lvl")" 1
+		same "crypt stack $op: $c -> nullb0 bios" "$(jq -r '.[0] | select(.below == "nullb0") | .below_bios' <<<"$lvl")" "$N"
+		own=$(jq -r '.[0].own_ns / .[0].bios | floor' <<<"$lvl")
+		low=$(cell "$line" bio $op nullb0 p50_ns)
+		echo "INFO crypt $op p50: $c $(cell "$line" bio $op "$c" p50_ns) ns, nullb0 bio $low ns," \
+			"nullb0 blk $(cell "$line" blk $op nullb0 p50_ns) ns; $c own $own ns per bio"
+		if ((low >= ns)); then
+			pass "crypt $op: nullb0's bios take its $NULL_MS ms (p50 $low ns)"
+		else
+			fail "crypt $op" "nullb0 bio p50 $low ns, under the device's $NULL_MS ms"
+		fi
+		if ((own > 0)); then
+			pass "crypt $op: $c has its own time, the cipher's ($own ns per bio)"
+		else
+			fail "crypt $op" "$c own time $own ns per bio"
+		fi
+	done
+	same "crypt blk nullb0 + its lost keys = diskstats" \
+		$((blk_got + $(jq '.dropped_by_reason.breakdown_map_full' <<<"$line"))) "$blk_want"
+	same "flakey iowork errors = N" "$(sed -n "s|^iowork op=pread/D .*errors=\([0-9]*\).*|\1|p" "$wout" | tail -n 1)" "$N"
+	same "flakey bio read errors $f = N" "$(cell "$line" bio read "$f" errors)" "$N"
+	same "flakey bio read count $f (errors left out)" "$(cell "$line" bio read "$f" count)" 0
+	read -r -a a <<<"${before[$f]}"; read -r -a b <<<"$(snap "$f")"
+	echo "INFO flakey: $f diskstats reads $((b[0] - a[0])), bio errors $(cell "$line" bio read "$f" error_sum_ns) ns in all"
+	same "flakey bio read nullb1 (none reach it)" "$(cell "$line" bio read nullb1 count)" 0
+	read -r -a a <<<"${before[nullb1]}"; read -r -a b <<<"$(snap nullb1)"
+	same "flakey diskstats nullb1 reads" $((b[0] - a[0])) 0
+	same "null bio dropped nothing" \
+		"$(jq '.dropped_by_reason | .bio_map_full + .bio_completion_missed' <<<"$line")" 0
+	dmsetup --noudevsync remove iosbc || fail "crypt dmsetup remove" "iosbc stays"
+	dmsetup --noudevsync remove iosbf || fail "flakey dmsetup remove" "iosbf stays"
+	rmmod null_blk
+}
+
 sectors=$(cat /sys/block/vdd/size)
 stack_run linear "0 $sectors linear /dev/vdd 0"
 stack_run delay "0 $sectors delay /dev/vdd 0 $DELAY_MS"
+null_run
 md_run
 echo "GUEST RESULT: $npass passed, $nfail failed"
 ((nfail == 0))
