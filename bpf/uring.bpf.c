@@ -398,6 +398,8 @@ static __always_inline void emit_uring(struct io_kiocb *req, struct uring_start 
 		e->lock_ns[k] = 0;
 	e->lock_addr = 0;
 	e->lock_max_ns = 0;
+	/* A request's bios are not split by device level (events.bpf.h). */
+	__builtin_memset(&e->bio, 0, sizeof(e->bio));
 	__builtin_memcpy(e->comm, v->comm, COMM_LEN);
 	/* An open's file is not its own yet (the one it makes is in res). */
 	f = v->op != UOP_OPEN ? BPF_CORE_READ(req, file) : NULL;
