@@ -190,9 +190,11 @@ static void stats_diff(struct self_stats *out, const struct self_stats *cur,
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
 		out->layers[l].runs -= prev->layers[l].runs;
 		out->layers[l].run_time_ns -= prev->layers[l].run_time_ns;
+		out->layers[l].recursion_misses -= prev->layers[l].recursion_misses;
 	}
 	out->other.runs -= prev->other.runs;
 	out->other.run_time_ns -= prev->other.run_time_ns;
+	out->other.recursion_misses -= prev->other.recursion_misses;
 }
 
 /* A part's histogram of count calls, where only those with the part > 0

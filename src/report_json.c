@@ -311,6 +311,8 @@ static void json_stats(struct sink *s, const struct report *r)
 		json_object_object_add(o, "programs", json_object_new_int(c->programs));
 		json_object_object_add(o, "runs", json_object_new_uint64(c->runs));
 		json_object_object_add(o, "run_time_ns", json_object_new_uint64(c->run_time_ns));
+		json_object_object_add(o, "recursion_misses",
+				       json_object_new_uint64(c->recursion_misses));
 		json_object_object_add(o, "events",
 				       json_object_new_uint64(report_layer_events(r, l)));
 		json_object_array_add(layers, o);
@@ -325,6 +327,8 @@ static void json_stats(struct sink *s, const struct report *r)
 		json_object_object_add(o, "runs", json_object_new_uint64(r->stats->other.runs));
 		json_object_object_add(o, "run_time_ns",
 				       json_object_new_uint64(r->stats->other.run_time_ns));
+		json_object_object_add(o, "recursion_misses",
+				       json_object_new_uint64(r->stats->other.recursion_misses));
 		json_object_object_add(st, "other", o);
 	}
 	js->stats = st; /* added last, in report_end */

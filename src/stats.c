@@ -50,6 +50,7 @@ static int add_prog(struct layer_cost *cost, struct bpf_program *prog)
 	cost->programs++;
 	cost->runs += info.run_cnt;
 	cost->run_time_ns += info.run_time_ns;
+	cost->recursion_misses += info.recursion_misses;
 	return 0;
 }
 

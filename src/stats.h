@@ -13,6 +13,9 @@ struct layer_cost {
 	unsigned int programs; /* loaded programs serving the layer */
 	uint64_t runs;	       /* times they ran (entries and exits) */
 	uint64_t run_time_ns;  /* time they ran, as the kernel measured it */
+	/* Runs the kernel skipped: the program was already running on that
+	 * CPU (an interrupt in its run fired its tracepoint again). */
+	uint64_t recursion_misses;
 };
 
 struct self_stats {

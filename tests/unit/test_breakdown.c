@@ -148,8 +148,8 @@ Test(breakdown, report_build_differences)
 	cell_from_samples(&prev.cells[LAYER_SYSCALL][FSOP_READ], a3, 3);
 	cur.drops[DROP_RQ_MAP_FULL] = 9;
 	prev.drops[DROP_RQ_MAP_FULL] = 4;
-	cur.stats.layers[LAYER_BLK] = (struct layer_cost){ 3, 1000, 500000 };
-	prev.stats.layers[LAYER_BLK] = (struct layer_cost){ 3, 400, 200000 };
+	cur.stats.layers[LAYER_BLK] = (struct layer_cost){ 3, 1000, 500000, 7 };
+	prev.stats.layers[LAYER_BLK] = (struct layer_cost){ 3, 400, 200000, 2 };
 	cur.stats.map_bytes = 4096;
 	prev.stats.map_bytes = 8192;
 	cr_assert_eq(report_build(&r, &cfg, &plan, &cur, &prev, 1.5, NULL), 0);
@@ -161,6 +161,7 @@ Test(breakdown, report_build_differences)
 	cr_assert_eq(r.stats->layers[LAYER_BLK].programs, 3);
 	cr_assert_eq(r.stats->layers[LAYER_BLK].runs, 600);
 	cr_assert_eq(r.stats->layers[LAYER_BLK].run_time_ns, 300000);
+	cr_assert_eq(r.stats->layers[LAYER_BLK].recursion_misses, 5);
 	cr_assert_eq(r.stats->map_bytes, 4096);
 	cr_assert_null(r.breakdowns, "no -P/-D/-F: no breakdown");
 	cr_assert_eq(r.interval_s, 1.5);

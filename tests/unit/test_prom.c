@@ -117,8 +117,8 @@ Test(prom, golden)
 
 	make_report();
 	add_breakdowns();
-	stats.layers[LAYER_SYSCALL] = (struct layer_cost){ 32, 629415, 91733584 };
-	stats.layers[LAYER_BLK] = (struct layer_cost){ 3, 1000, 1000000000 };
+	stats.layers[LAYER_SYSCALL] = (struct layer_cost){ 32, 629415, 91733584, 0 };
+	stats.layers[LAYER_BLK] = (struct layer_cost){ 3, 1000, 1000000000, 0 };
 	rep.stats = &stats;
 	text = render();
 	golden_check("report.prom", text);
