@@ -55,18 +55,26 @@ static __always_inline bool rq_preflush_only(struct request *rq, __u32 cmd_flags
 }
 
 /*
+ * The request's disk's queue_limits.features (6.11+: BLK_FEAT_WRITE_CACHE
+ * is bit 0, BLK_FEAT_FUA bit 1); older kernels: not known, 0.
+ */
+static __always_inline __u64 rq_queue_features(struct request *rq)
+{
+	if (!bpf_core_field_exists(((struct queue_limits *)0)->features))
+		return 0;
+	return BPF_CORE_READ(rq, q, limits.features);
+}
+
+/*
  * Does this request wait for a device flush: PREFLUSH, on a disk with a
- * write-back cache (queue_limits.features since 6.11, where
- * BLK_FEAT_WRITE_CACHE is bit 0; older kernels: not known, false)? Seen at
- * its origin, before blk_insert_flush() clears the flag.
+ * write-back cache (not known before 6.11: false)? Seen at its origin,
+ * before blk_insert_flush() clears the flag.
  */
 static __always_inline bool rq_waits_for_flush(struct request *rq, __u32 cmd_flags)
 {
 	if (!(cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
 		return false;
-	if (!bpf_core_field_exists(((struct queue_limits *)0)->features))
-		return false;
-	return BPF_CORE_READ(rq, q, limits.features) & 1;
+	return rq_queue_features(rq) & 1;
 }
 
 /*
@@ -94,12 +102,9 @@ static __always_inline void count_call_flush(struct thread_starts *ts, struct re
  */
 static __always_inline __u32 rq_flushes_asked(struct request *rq, __u32 cmd_flags)
 {
+	__u64 features = rq_queue_features(rq);
 	__u32 n = 0;
-	__u64 features;
 
-	if (!bpf_core_field_exists(((struct queue_limits *)0)->features))
-		return 0;
-	features = BPF_CORE_READ(rq, q, limits.features);
 	if (!(features & 1))
 		return 0;
 	if (cmd_flags & (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH)))

@@ -8,14 +8,7 @@
 
 double ns_to_unit(uint64_t ns, enum unit unit)
 {
-	switch (unit) {
-	case UNIT_US:
-		return (double)ns / 1e3;
-	case UNIT_MS:
-		return (double)ns / 1e6;
-	default:
-		return (double)ns;
-	}
+	return (double)ns / (double)unit_ns(unit);
 }
 
 void format_iso8601(const struct timespec *ts, char *buf, size_t sz)
