@@ -31,7 +31,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOOL = os.environ.get("IOSB_TOOL") or os.path.join(ROOT, "build", "iostackbreak")
 IOWORK = os.path.join(ROOT, "build", "iowork")
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from harness import kernel_skips_pid1, restore_affinity, set_affinity_of_pid1  # noqa: E402
+from harness import keep_pid1_on, kernel_skips_pid1  # noqa: E402
 
 
 def diskstats(name):
@@ -75,11 +75,11 @@ def main():
     # PID 1 (tests/integration/harness.py, pid1_off_the_disk): PID 1 on
     # CPU 0, the workload on CPU 1, each request completed on its
     # submitter's CPU. 0 of 3,379,562 were hidden so (README, Block counts).
-    pid1_had, prefix = {}, []
+    release_pid1, prefix = (lambda: None), []
     if kernel_skips_pid1() and len(os.sched_getaffinity(0)) >= 2:
         with open(f"/sys/block/{name}/queue/rq_affinity", "w") as f:
             f.write("2")
-        pid1_had, prefix = set_affinity_of_pid1({0}), ["taskset", "-c", "1"]
+        release_pid1, prefix = keep_pid1_on(0), ["taskset", "-c", "1"]
     # The programs keyed by request: they count the completions the kernel
     # never ran them for (request_completion_missed), which this checks.
     tool = subprocess.Popen([TOOL, "-T", "blk", "-d", name, "--json", "--stats", "1"],
@@ -133,7 +133,7 @@ def main():
         except subprocess.TimeoutExpired:
             tool.kill()
             tool.communicate()
-        restore_affinity(pid1_had)
+        release_pid1()
         subprocess.run(["losetup", "-d", dev])
         os.unlink(img)
         os.rmdir(tmp)

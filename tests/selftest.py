@@ -6,7 +6,8 @@
    fails, the runner goes on to the next test, and tests/leftovers.py finds
    no process, BPF program or link, loop device, mount or cgroup left.
 2. The leftover check is not blind: a suite that leaves a process, a loop
-   device and an iosb-* cgroup behind fails it, each one named."""
+   device, an iosb-* cgroup, a mount, a BPF program and PID 1 confined to
+   one CPU behind fails it, each one named."""
 
 import os
 import re
@@ -71,6 +72,12 @@ def leftovers_are_found():
         leak = (f"setsid sleep 300 </dev/null >/dev/null 2>&1 & "
                 f"mkdir {group} && losetup -f --show {img} && "
                 f"mount -t bpf iosb-selftest {mnt} && bpftool prog load {prog} {pin}")
+        # PID 1 on one CPU, as a test that keeps it off the disk's CPU
+        # (harness.keep_pid1_on) would leave it if it never let go.
+        confine = len(os.sched_getaffinity(1)) > 1
+        pid1_had = os.sched_getaffinity(1)
+        if confine:
+            leak += " && taskset -p -c 0 1"
         rc, out = suite("leaky-suite", "sh", "-c", leak)
         dev = [w for w in out.split() if w.startswith("/dev/loop")]
         try:
@@ -82,7 +89,10 @@ def leftovers_are_found():
             assert f"mount {mnt} still mounted" in out, "the mount not found"
             assert re.search(r"BPF prog \d+ loaded during the run and still loaded", out), \
                 "the pinned BPF program not found"
+            assert not confine or "a thread of PID 1 may run on CPUs [0] only" in out, \
+                "PID 1 confined to CPU 0 not found"
         finally:
+            os.sched_setaffinity(1, pid1_had)
             for d in dev[:1]:
                 subprocess.run(["losetup", "-d", d])
             if os.path.exists(pin):

@@ -410,38 +410,80 @@ def kernel_skips_pid1():
 _SKIPS_PID1 = None
 
 
-def set_affinity_of_pid1(cpus):
-    """Pins every thread of PID 1 to cpus; returns what each had.
+# PID 1 is kept off a CPU by a cpuset of its own (keep_pid1_on); the cgroup
+# v1 hierarchy this kind of machine mounts it on.
+CPUSET_ROOT = "/sys/fs/cgroup/cpuset"
+PID1_CPUSET = os.path.join(CPUSET_ROOT, "iosb-pid1")
+# Holders of PID 1's cpuset (keep_pid1_on): the last one to let go ends it.
+_pid1_holds = 0
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _cgroup_procs(cgroup):
+    with open(os.path.join(cgroup, "cgroup.procs")) as f:
+        return [int(p) for p in f.read().split()]
+
+
+def keep_pid1_on(cpu):
+    """Keeps every thread of PID 1 on cpu, the threads it starts meanwhile
+    too; returns the function that gives them back the machine's CPUs.
 
     PID 1 (the sandbox's init, a thread-pool runtime) starts threads as it
-    works: one started by a thread not yet pinned inherits that thread's
-    CPUs, after the listing that would have pinned it (a direct-read test
-    lost 1 of 400 completions so). So the threads are listed again until a
-    listing finds every one pinned."""
-    had = {}
-    for _ in range(100):
-        fresh = False
+    works. Pinned thread by thread (sched_setaffinity), a thread started
+    while its creator was being pinned copied the creator's CPUs first and
+    appeared after the listing (a direct-read test lost 1 of 400
+    completions so), and a thread started
+    while pinned kept the pin after the threads listed were restored (a
+    later session found all 13 of PID 1's threads, and every command it
+    started, on CPU 0). A cpuset moves all of PID 1's threads at once (the
+    kernel stops forks meanwhile), a thread started after inherits it,
+    and moving PID 1 back gives every thread the root's CPUs."""
+    global _pid1_holds
+    if not os.path.exists(os.path.join(CPUSET_ROOT, "cpuset.cpus")):
+        raise AssertionError(f"no cgroup v1 cpuset at {CPUSET_ROOT}: PID 1 cannot be kept "
+                             "off a CPU (the kernel hides completions on top of it)")
+    if _pid1_holds == 0:
+        os.makedirs(PID1_CPUSET, exist_ok=True)
+        with open(os.path.join(CPUSET_ROOT, "cpuset.mems")) as f:
+            _write(os.path.join(PID1_CPUSET, "cpuset.mems"), f.read().strip())
+        _write(os.path.join(PID1_CPUSET, "cpuset.cpus"), str(cpu))
+        _write(os.path.join(PID1_CPUSET, "cgroup.procs"), "1")
         for tid in map(int, os.listdir("/proc/1/task")):
             try:
-                now = os.sched_getaffinity(tid)
-                if now == cpus:
-                    continue
-                had.setdefault(tid, now)
-                os.sched_setaffinity(tid, cpus)
-                fresh = True
+                assert os.sched_getaffinity(tid) == {cpu}, (tid, os.sched_getaffinity(tid))
             except ProcessLookupError:
                 pass  # a thread that ended meanwhile
-        if not fresh:
-            return had
-    raise AssertionError(f"PID 1's threads keep starting unpinned: {sorted(had)}")
+    _pid1_holds += 1
+    released = False
 
+    def release():
+        global _pid1_holds
+        nonlocal released
+        if released:
+            return
+        released = True
+        _pid1_holds -= 1
+        if _pid1_holds:
+            return
+        # PID 1 and whatever it started meanwhile (its children are born
+        # in its cpuset) go back to the root, which has every CPU.
+        for _ in range(100):
+            procs = _cgroup_procs(PID1_CPUSET)
+            if not procs:
+                os.rmdir(PID1_CPUSET)
+                return
+            for pid in procs:
+                try:
+                    _write(os.path.join(CPUSET_ROOT, "cgroup.procs"), str(pid))
+                except ProcessLookupError:
+                    pass  # ended meanwhile
+        raise AssertionError(f"{PID1_CPUSET}: processes keep arriving: {procs}")
 
-def restore_affinity(had):
-    for tid, cpus in had.items():
-        try:
-            os.sched_setaffinity(tid, cpus)
-        except ProcessLookupError:
-            pass
+    return release
 
 
 # The prefix Work() runs a workload under by default: set while a test keeps
@@ -461,6 +503,27 @@ def workload_prefix():
     return _workload_prefix
 
 
+def pid1_state():
+    """Where PID 1 may run, for a message that says why a completion was
+    missed: its name, cpuset, its threads' CPUs, and whether this is the
+    machine's own PID namespace (PID 1 is the kernel's only there)."""
+    with open("/proc/1/comm") as f:
+        comm = f.read().strip()
+    with open("/proc/1/cpuset") as f:
+        cpuset = f.read().strip()
+    cpus = {}
+    for tid in os.listdir("/proc/1/task"):
+        try:
+            mask = ",".join(map(str, sorted(os.sched_getaffinity(int(tid)))))
+        except OSError:
+            continue
+        cpus[mask] = cpus.get(mask, 0) + 1
+    with open("/proc/self/status") as f:
+        nspid = next(line.split()[1:] for line in f if line.startswith("NSpid:"))
+    return (f"PID 1 {comm}, cpuset {cpuset}, threads by CPUs {cpus}, "
+            f"{'own' if len(nspid) == 1 else 'a nested'} PID namespace")
+
+
 def pid1_off_the_disk(disk):
     """On a kernel that runs no BPF program on top of PID 1 (harness
     .check_blk_count), a test that needs every completion of disk seen
@@ -473,8 +536,7 @@ def pid1_off_the_disk(disk):
         return ()
     with open(f"/sys/block/{disk}/queue/rq_affinity", "w") as f:
         f.write("2")
-    had = set_affinity_of_pid1({0})
-    on_cleanup("affinity of PID 1's threads", restore_affinity, had)
+    on_cleanup("PID 1's cpuset", keep_pid1_on(0))
     prefix = ("taskset", "-c", "1")
     on_cleanup("the workloads' CPU", _set_workload_prefix, _workload_prefix)
     _set_workload_prefix(prefix)

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from harness import (KEYED, STAMPED, LoopDevice, Skip, Tool, check_blk_count, count,
-                     kernel_skips_pid1, on_cleanup, restore_affinity, set_affinity_of_pid1)
+                     keep_pid1_on, kernel_skips_pid1, on_cleanup, pid1_state)
 
 TESTS = []
 
@@ -158,8 +158,8 @@ def blk_exact_with_pid1_on_another_cpu():
         try:
             with open(f"/sys/block/{loop.name}/queue/rq_affinity", "w") as f:
                 f.write("2")
-            had = set_affinity_of_pid1({0})
-            on_cleanup("affinity of PID 1's threads", restore_affinity, had)
+            release = keep_pid1_on(0)
+            on_cleanup("PID 1's cpuset", release)
             try:
                 for mode, env in (([], KEYED), (["-Q"], KEYED), ([], STAMPED), (["-Q"], STAMPED)):
                     rep, ios, delta = traced(loop, mode, [
@@ -173,8 +173,9 @@ def blk_exact_with_pid1_on_another_cpu():
                     print(f"    {mode or ['issue']} {way}: PID 1 on CPU 0, fio on CPU 1: fio "
                           f"{ios[0]}, diskstats {delta[0]}, counted {got}, missed {missed}",
                           flush=True)
-                    assert got == ios[0] == delta[0] and missed == 0, (got, ios, delta, missed)
+                    assert got == ios[0] == delta[0] and missed == 0, (got, ios, delta, missed,
+                                                                       pid1_state())
             finally:
-                restore_affinity(had)
+                release()
         finally:
             loop.close()

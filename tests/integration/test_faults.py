@@ -13,7 +13,7 @@ import time
 
 from harness import (IOWORK, KEYED, TOOL, LoopDevice, Tool, Work, bpf_prog_ids, count,
                      diskstats, kernel_skips_pid1, make_cgroup, make_tempdir, mount,
-                     pid1_off_the_disk, read_proc_io, remove_cgroup, workload_prefix)
+                     pid1_off_the_disk, pid1_state, read_proc_io, remove_cgroup, workload_prefix)
 from test_breakdown import cgroup2_root, check_report, keyed
 from test_host import biolatency_total, held_prog_ids
 
@@ -363,7 +363,7 @@ def thirty_two_fio_jobs_counted_exactly():
           f"{missed} request_completion_missed; biolatency {theirs}; BPF "
           f"{stats['layers'][0]['run_time_ns'] / max(blk, 1):.0f} ns/request", flush=True)
     assert blk + missed == disk, (blk, missed, disk)
-    assert missed == 0, (missed, "completions missed with PID 1 kept off the disk")
+    assert missed == 0, (missed, "completions missed with PID 1 kept off the disk", pid1_state())
     assert rep["dropped"] == missed, rep["dropped_by_reason"]
     assert theirs == blk, (theirs, blk, berr)
     # Two jobs' reads of neighbouring blocks can merge into one request:
