@@ -313,7 +313,9 @@ def sane_tty(stty):
 def terminal_given_back(session, status):
     """The tool in the pane has ended with 0 (its shell wrote status.rc and
     status.stty), the terminal reads lines and echoes again, and the pane
-    is off the alternate screen."""
+    is off the alternate screen. status.stty appears whole (written to
+    status.part, then renamed): the shell creates a file it redirects to
+    before stty writes it, and a read in between found it empty once."""
     import time
     deadline = time.monotonic() + 20
     while not os.path.exists(status + ".stty") and time.monotonic() < deadline:
@@ -350,7 +352,8 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
         # The pane's shell records how the tool ended and whether the
         # terminal is back in its usual mode (icanon and echo).
         tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40",
-             f"{TOOL} --live -T syscall; echo $? > {status}.rc; stty -a > {status}.stty; sleep 60")
+             f"{TOOL} --live -T syscall; echo $? > {status}.rc; "
+             f"stty -a > {status}.part && mv {status}.part {status}.stty; sleep 60")
         reader = None
         try:
             deadline = time.monotonic() + 30
@@ -443,7 +446,8 @@ def live_view_ended_by(how):
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         status = os.path.join(tmp, "status")
         tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30",
-             f"{TOOL} --live -T syscall; echo $? > {status}.rc; stty -a > {status}.stty; "
+             f"{TOOL} --live -T syscall; echo $? > {status}.rc; "
+             f"stty -a > {status}.part && mv {status}.part {status}.stty; "
              "sleep 60")
         try:
             deadline = time.monotonic() + 30
