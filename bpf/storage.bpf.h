@@ -49,21 +49,6 @@ static __always_inline __u32 file_kind(struct file *f)
 	return f ? mode_kind(BPF_CORE_READ(f, f_inode, i_mode)) : FD_OTHER;
 }
 
-/*
- * bpf_rdonly_cast() (6.2+; inlined by the verifier since 6.12) makes the
- * file pointer read from the descriptor table one the program loads from
- * directly: two plain loads where BPF_CORE_READ makes two helper calls,
- * on every call the raw syscall pair sees. rdonly_cast: user space found
- * the kfunc in the kernel's BTF. Weak, and behind a knob the verifier
- * resolves: on a kernel without it the call stays unresolved in code
- * the verifier removes as dead.
- */
-#ifndef IOSB_NO_KFUNCS
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-#endif
-/* In both objects (Makefile), so that their .rodata is laid out alike. */
-const volatile bool rdonly_cast;
-
 /* file_kind() for the raw syscall pair under tp_btf (AM_SYS_BTF). */
 static __always_inline __u32 file_kind_of(struct file *f, int method)
 {
