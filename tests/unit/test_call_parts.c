@@ -451,6 +451,47 @@ Test(call_parts, lock_contention_is_the_lock_part)
 }
 
 /*
+ * An interrupt lands while the thread's exit program is charging (charging
+ * set, last_ns read): a lock contended in it fires contention_begin and
+ * _end with the thread as current. Those charge nothing; the outer charge
+ * is the only one, and the parts still sum to the latency.
+ *   100 syscall | exit at 400, interrupted: contention 300..350
+ */
+Test(call_parts, a_contention_inside_a_charge_charges_nothing)
+{
+	const __u64 want[NR_PARTS] = { [LAYER_SYSCALL] = 300 };
+
+	reset();
+	enter(LAYER_SYSCALL, 100);
+	ts.charging = 1; /* the exit program is inside parts_charge */
+	parts_lock_begin(&ts, 300, 0xc000, LOCK_OTHER);
+	cr_assert_eq(parts_lock_end(&ts, 350, 0xc000), 100);
+	cr_assert_eq(ts.last_ns, 100);
+	cr_assert_eq(ts.lock_kind, 0);
+	ts.charging = 0;
+	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
+	expect_parts(want);
+	cr_assert_eq(ts.lock_ns[LOCK_OTHER], 0);
+}
+
+/*
+ * The same contention between two charges (the interrupt came outside
+ * any charge): its time is the lock part, and each ns is charged once.
+ */
+Test(call_parts, a_contention_between_charges_is_the_lock_part)
+{
+	const __u64 want[NR_PARTS] = { [LAYER_SYSCALL] = 200 + 50, [PART_LOCK] = 50 };
+
+	reset();
+	enter(LAYER_SYSCALL, 100);
+	parts_lock_begin(&ts, 300, 0xc000, LOCK_OTHER);
+	parts_lock_end(&ts, 350, 0xc000);
+	cr_assert_eq(ts.charging, 0);
+	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
+	expect_parts(want);
+}
+
+/*
  * An fsync sleeps until the journal's thread wakes it: journal; a sleep in
  * io_schedule the journal thread ends stays io_wait.
  *   100 syscall | 150 out (blocked) | 900 woken by jbd2 | 910 in
