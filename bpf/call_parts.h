@@ -23,7 +23,8 @@
  * parts_exit hand back. The caller times the layer with those times, so a
  * root call's latency (exit's time - entry's time) is exactly what its
  * parts add up to; the preemption inside the exit's own program is in it,
- * as runqueue time: the call could not return before it ended.
+ * as runqueue time (self time inside the change itself: parts_busy): the
+ * call could not return before it ended.
  */
 #ifndef CALL_PARTS_H
 #define CALL_PARTS_H
@@ -34,11 +35,6 @@ static inline int parts_open(const struct thread_starts *ts)
 	return ts->inner < NR_CALL_LAYERS;
 }
 
-/*
- * Charges the time since the last transition, and moves it to now; a now
- * before the last transition charges nothing (see above). Returns the
- * transition's time: the later of the two.
- */
 /*
  * The part the time goes to now: the innermost layer's self time on CPU,
  * else the wait the thread went off CPU with; inside a lock contention
@@ -54,47 +50,67 @@ static inline __u32 parts_now(const struct thread_starts *ts)
 }
 
 /*
- * A compiler barrier: the stores around a charge stay in program order,
- * which is all an interrupt on the same CPU can see.
+ * A compiler barrier: the stores around a change stay in program order,
+ * which is all a program nested on the same CPU can see.
  */
 #define PARTS_BARRIER() asm volatile("" ::: "memory")
 
 /*
- * A program that charges can be interrupted in the middle of its charge,
- * and the interrupt can run a program that charges the same thread: a
- * lock contended in a hard or soft interrupt on top of it fires
- * lock:contention_begin/end with the thread as current (ftrace flagged 6
- * of 815 contentions in 32 O_DIRECT reader threads' context so). The
- * nested charge would move last_ns after the outer one read it, and the
- * outer would charge the same time again: a call's parts once summed
- * 18 us over its latency. The nested one charges nothing instead (the
- * time is the outer's), and hands back the last transition's time.
+ * Another program can run on top of one that is changing a thread's
+ * split, and change it too: the thread's own program preempted (the
+ * system call tracepoints are preemptible since Linux 6.14) runs
+ * sched_switch's in between; a lock contended in a hard or soft interrupt
+ * on top of the thread fires lock:contention_begin/end with it as current
+ * (ftrace flagged 6 of 815 contentions in 32 O_DIRECT reader threads'
+ * context so). A charge nested in a charge counts the time the outer one
+ * is counting again; a switch inside parts_enter, after the call is open
+ * and before last_ns is set, charges from the last call's end. Either
+ * made a call's parts sum more than its latency (18 and 30 us over 20,000
+ * reads in two fresh-clone runs).
+ *
+ * So every change marks the slot busy while it runs, and a change that
+ * finds it busy is nested in one: it changes nothing. The nested time is
+ * then the outer change's: a preemption inside the thread's own program
+ * is its self time, an interrupt's contention the part the thread was
+ * in. Only the thread's own programs, or one that wakes it while it
+ * sleeps (it is not in a program then), change its slot: one CPU at a
+ * time, so program order is enough.
+ */
+static inline int parts_busy(struct thread_starts *ts)
+{
+	if (ts->charging)
+		return 1;
+	ts->charging = 1;
+	PARTS_BARRIER();
+	return 0;
+}
+
+static inline void parts_idle(struct thread_starts *ts)
+{
+	PARTS_BARRIER();
+	ts->charging = 0;
+}
+
+/*
+ * Charges the time since the last transition, and moves it to now; a now
+ * before the last transition charges nothing (see above). Returns the
+ * transition's time: the later of the two. The caller has the slot busy.
  */
 static inline __u64 parts_charge(struct thread_starts *ts, __u64 now)
 {
-	__u32 part, kind;
-	__u64 last;
+	__u32 part = parts_now(ts);
+	__u64 last = ts->last_ns; /* read once: the subtraction sees what was compared */
+	__u32 kind = (__u32)ts->lock_kind - 1;
 
 	if (!parts_open(ts))
 		return now;
-	if (ts->charging)
-		return ts->last_ns;
-	ts->charging = 1;
-	PARTS_BARRIER();
-	part = parts_now(ts);
-	last = ts->last_ns; /* read once: the subtraction sees what was compared */
-	kind = (__u32)ts->lock_kind - 1;
-	if (now > last) {
-		if (part == PART_LOCK && kind < NR_LOCK_KINDS)
-			ts->lock_ns[kind] += now - last;
-		if (part < NR_PARTS)
-			ts->part_ns[part] += now - last;
-		ts->last_ns = now;
-	} else {
-		now = last;
-	}
-	PARTS_BARRIER();
-	ts->charging = 0;
+	if (now <= last)
+		return last;
+	if (part == PART_LOCK && kind < NR_LOCK_KINDS)
+		ts->lock_ns[kind] += now - last;
+	if (part < NR_PARTS)
+		ts->part_ns[part] += now - last;
+	ts->last_ns = now;
 	return now;
 }
 
@@ -126,23 +142,28 @@ static inline void parts_reset_counts(struct thread_starts *ts)
  * call's root begins a new call: the old one lost its exit (a missed
  * kretprobe), and is dropped, not counted. Returns the time the call
  * begins at, its start time: now, or a later switch's (see above).
+ * The thread's own program: never nested in a change of its slot.
  */
 static inline __u64 parts_enter(struct thread_starts *ts, __u32 layer, __u64 now)
 {
 	if (layer >= NR_CALL_LAYERS)
 		return now;
+	ts->charging = 1;
+	PARTS_BARRIER();
 	if (!parts_open(ts) || layer <= ts->root) {
 		parts_reset_counts(ts);
 		ts->root = (__u8)layer;
-		ts->inner = (__u8)layer;
 		ts->off = 0;
 		ts->last_ns = now;
-		return now;
+		PARTS_BARRIER();
+		ts->inner = (__u8)layer; /* open last: the call starts whole */
+	} else {
+		now = parts_charge(ts, now);
+		ts->off = 0; /* entering runs on CPU, whatever was missed */
+		if (layer > ts->inner)
+			ts->inner = (__u8)layer;
 	}
-	now = parts_charge(ts, now);
-	ts->off = 0; /* entering runs on CPU, whatever was missed */
-	if (layer > ts->inner)
-		ts->inner = (__u8)layer;
+	parts_idle(ts);
 	return now;
 }
 
@@ -150,40 +171,47 @@ static inline __u64 parts_enter(struct thread_starts *ts, __u32 layer, __u64 now
  * A layer's outermost call ended at *now (its start slot already cleared);
  * *now becomes the time it ends at for the split: the layer's latency is
  * *now - its start. Returns 1 when it was the root: the parts are then the
- * whole call.
+ * whole call. The thread's own program, as parts_enter.
  */
 static inline int parts_exit(struct thread_starts *ts, __u32 layer, __u64 *now)
 {
 	__u32 inner;
+	int root = 0;
 
 	if (!parts_open(ts) || layer >= NR_CALL_LAYERS)
 		return 0;
+	ts->charging = 1;
+	PARTS_BARRIER();
 	*now = parts_charge(ts, *now);
 	ts->off = 0;
 	if (layer == ts->root) {
 		ts->inner = NO_LAYER;
 		ts->lock_kind = 0; /* a contention_end lost: it ends with the call */
-		return 1;
+		root = 1;
+	} else {
+		/*
+		 * The innermost layer still open outside this one (an inner
+		 * one still marked open lost its exit: it cannot outlive its
+		 * caller).
+		 */
+		inner = ts->root;
+		for (__u32 l = 0; l < NR_CALL_LAYERS; l++)
+			if (l > ts->root && l < layer && ts->start_ns[l])
+				inner = l;
+		ts->inner = (__u8)inner;
 	}
-	/*
-	 * The innermost layer still open outside this one (an inner one still
-	 * marked open lost its exit: it cannot outlive its caller).
-	 */
-	inner = ts->root;
-	for (__u32 l = 0; l < NR_CALL_LAYERS; l++)
-		if (l > ts->root && l < layer && ts->start_ns[l])
-			inner = l;
-	ts->inner = (__u8)inner;
-	return 0;
+	parts_idle(ts);
+	return root;
 }
 
 /* The thread leaves the CPU inside a call, to wait as part says. */
 static inline void parts_switch_out(struct thread_starts *ts, __u64 now, __u32 part)
 {
-	if (!parts_open(ts))
+	if (!parts_open(ts) || parts_busy(ts))
 		return;
 	parts_charge(ts, now);
 	ts->off = (__u8)(part + 1);
+	parts_idle(ts);
 }
 
 /*
@@ -192,10 +220,11 @@ static inline void parts_switch_out(struct thread_starts *ts, __u64 now, __u32 p
  */
 static inline void parts_wakeup(struct thread_starts *ts, __u64 now)
 {
-	if (!parts_open(ts) || !ts->off || ts->off == PART_RUNQUEUE + 1)
+	if (!parts_open(ts) || !ts->off || ts->off == PART_RUNQUEUE + 1 || parts_busy(ts))
 		return;
 	parts_charge(ts, now);
 	ts->off = PART_RUNQUEUE + 1;
+	parts_idle(ts);
 }
 
 /*
@@ -206,11 +235,12 @@ static inline void parts_wakeup(struct thread_starts *ts, __u64 now)
  */
 static inline void parts_lock_begin(struct thread_starts *ts, __u64 now, __u64 addr, __u32 kind)
 {
-	if (!parts_open(ts) || ts->lock_kind || kind >= NR_LOCK_KINDS)
+	if (!parts_open(ts) || ts->lock_kind || kind >= NR_LOCK_KINDS || parts_busy(ts))
 		return;
 	ts->lock_start = parts_charge(ts, now);
 	ts->lock_addr = addr;
 	ts->lock_kind = (__u8)(kind + 1);
+	parts_idle(ts);
 }
 
 /*
@@ -220,7 +250,7 @@ static inline void parts_lock_begin(struct thread_starts *ts, __u64 now, __u64 a
  */
 static inline __u64 parts_lock_end(struct thread_starts *ts, __u64 now, __u64 addr)
 {
-	if (!parts_open(ts) || !ts->lock_kind || ts->lock_addr != addr)
+	if (!parts_open(ts) || !ts->lock_kind || ts->lock_addr != addr || parts_busy(ts))
 		return 0;
 	now = parts_charge(ts, now);
 	if (now - ts->lock_start > ts->lock_max_ns) {
@@ -229,6 +259,7 @@ static inline __u64 parts_lock_end(struct thread_starts *ts, __u64 now, __u64 ad
 	}
 	ts->lock_kind = 0;
 	ts->lock_addr = 0;
+	parts_idle(ts);
 	return now;
 }
 
@@ -239,17 +270,18 @@ static inline __u64 parts_lock_end(struct thread_starts *ts, __u64 now, __u64 ad
  */
 static inline void parts_journal_wake(struct thread_starts *ts)
 {
-	if (parts_open(ts) && ts->off == PART_BLOCKED + 1)
+	if (parts_open(ts) && ts->off == PART_BLOCKED + 1 && !ts->charging)
 		ts->off = PART_JOURNAL + 1;
 }
 
 /* The thread runs again. */
 static inline void parts_switch_in(struct thread_starts *ts, __u64 now)
 {
-	if (!parts_open(ts) || !ts->off)
+	if (!parts_open(ts) || !ts->off || parts_busy(ts))
 		return;
 	parts_charge(ts, now);
 	ts->off = 0;
+	parts_idle(ts);
 }
 
 #endif /* CALL_PARTS_H */

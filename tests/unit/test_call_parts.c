@@ -451,27 +451,58 @@ Test(call_parts, lock_contention_is_the_lock_part)
 }
 
 /*
- * An interrupt lands while the thread's exit program is charging (charging
- * set, last_ns read): a lock contended in it fires contention_begin and
- * _end with the thread as current. Those charge nothing; the outer charge
- * is the only one, and the parts still sum to the latency.
+ * An interrupt lands while the thread's exit program is changing its slot
+ * (busy): a lock contended in it fires contention_begin and _end with the
+ * thread as current. Those change nothing; the outer change is the only
+ * one, and the parts still sum to the latency.
  *   100 syscall | exit at 400, interrupted: contention 300..350
  */
-Test(call_parts, a_contention_inside_a_charge_charges_nothing)
+Test(call_parts, a_contention_inside_a_change_changes_nothing)
 {
 	const __u64 want[NR_PARTS] = { [LAYER_SYSCALL] = 300 };
 
 	reset();
 	enter(LAYER_SYSCALL, 100);
-	ts.charging = 1; /* the exit program is inside parts_charge */
+	ts.charging = 1; /* the exit program is inside parts_exit */
 	parts_lock_begin(&ts, 300, 0xc000, LOCK_OTHER);
-	cr_assert_eq(parts_lock_end(&ts, 350, 0xc000), 100);
+	cr_assert_eq(parts_lock_end(&ts, 350, 0xc000), 0);
 	cr_assert_eq(ts.last_ns, 100);
 	cr_assert_eq(ts.lock_kind, 0);
 	ts.charging = 0;
 	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
 	expect_parts(want);
 	cr_assert_eq(ts.lock_ns[LOCK_OTHER], 0);
+}
+
+/*
+ * The thread's enter program is preempted while it opens the call (the
+ * system call tracepoints are preemptible from 6.14): sched_switch out
+ * and in run inside it. They change nothing, so the call starts whole at
+ * its own time, not at the last call's end; the preemption, inside the
+ * program, is its self time.
+ *   last call ended at 50 | 100 syscall, preempted 120..170 | 400 exit
+ */
+Test(call_parts, a_switch_inside_the_enter_program_changes_nothing)
+{
+	const __u64 want[NR_PARTS] = { [LAYER_SYSCALL] = 300 };
+
+	reset();
+	enter(LAYER_SYSCALL, 10);
+	cr_assert_eq(leave(LAYER_SYSCALL, 50), 40);
+	/* parts_enter(100), up to the call opened with last_ns still 50: */
+	ts.charging = 1;
+	parts_reset_counts(&ts);
+	ts.root = ts.inner = LAYER_SYSCALL;
+	ts.off = 0;
+	/* preempted there */
+	parts_switch_out(&ts, 120, PART_RUNQUEUE);
+	parts_switch_in(&ts, 170);
+	/* the rest of parts_enter, then slot_begin */
+	ts.last_ns = 100;
+	ts.charging = 0;
+	slot_begin(&ts, LAYER_SYSCALL, false, 100);
+	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
+	expect_parts(want);
 }
 
 /*
