@@ -57,8 +57,8 @@ static inline __u32 parts_now(const struct thread_starts *ts)
 
 /*
  * Another program can run on top of one that is changing a thread's
- * split, and change it too: the thread's own program preempted (the
- * system call tracepoints are preemptible since Linux 6.14) runs
+ * split, and change it too: the thread's own program preempted (a switch
+ * between a program's clock read and its charge, above, is one) runs
  * sched_switch's in between; a lock contended in a hard or soft interrupt
  * on top of the thread fires lock:contention_begin/end with it as current
  * (ftrace flagged 6 of 815 contentions in 32 O_DIRECT reader threads'
