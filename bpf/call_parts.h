@@ -76,19 +76,25 @@ static inline __u32 parts_now(const struct thread_starts *ts)
  * sleeps (it is not in a program then), change its slot: one CPU at a
  * time, so program order is enough.
  */
+static inline void parts_mark_busy(struct thread_starts *ts)
+{
+	ts->busy = 1;
+	PARTS_BARRIER();
+}
+
+/* A change begins: 1 when it is nested in one (then it changes nothing). */
 static inline int parts_busy(struct thread_starts *ts)
 {
-	if (ts->charging)
+	if (ts->busy)
 		return 1;
-	ts->charging = 1;
-	PARTS_BARRIER();
+	parts_mark_busy(ts);
 	return 0;
 }
 
 static inline void parts_idle(struct thread_starts *ts)
 {
 	PARTS_BARRIER();
-	ts->charging = 0;
+	ts->busy = 0;
 }
 
 /*
@@ -148,8 +154,7 @@ static inline __u64 parts_enter(struct thread_starts *ts, __u32 layer, __u64 now
 {
 	if (layer >= NR_CALL_LAYERS)
 		return now;
-	ts->charging = 1;
-	PARTS_BARRIER();
+	parts_mark_busy(ts);
 	if (!parts_open(ts) || layer <= ts->root) {
 		parts_reset_counts(ts);
 		ts->root = (__u8)layer;
@@ -180,8 +185,7 @@ static inline int parts_exit(struct thread_starts *ts, __u32 layer, __u64 *now)
 
 	if (!parts_open(ts) || layer >= NR_CALL_LAYERS)
 		return 0;
-	ts->charging = 1;
-	PARTS_BARRIER();
+	parts_mark_busy(ts);
 	*now = parts_charge(ts, *now);
 	ts->off = 0;
 	if (layer == ts->root) {
@@ -270,7 +274,7 @@ static inline __u64 parts_lock_end(struct thread_starts *ts, __u64 now, __u64 ad
  */
 static inline void parts_journal_wake(struct thread_starts *ts)
 {
-	if (parts_open(ts) && ts->off == PART_BLOCKED + 1 && !ts->charging)
+	if (parts_open(ts) && ts->off == PART_BLOCKED + 1 && !ts->busy)
 		ts->off = PART_JOURNAL + 1;
 }
 

@@ -272,8 +272,8 @@ struct thread_starts {
 	__u8 off;   /* 0: on CPU; else the off-CPU part + 1 */
 	/* An open(2) under --file: matched at exit on the file it returns. */
 	__u8 file_pending;
-	/* A program of the thread is charging its parts (parts_charge). */
-	__u8 charging;
+	/* A program is changing the thread's split (call_parts.h). */
+	__u8 busy;
 	/* The root call's file and range (--slower, --trace, --file). */
 	__u64 file;  /* its struct file (a kernel address); 0: unknown */
 	__u64 pos;   /* the position it used; NO_POS: none (open, fsync) */

@@ -463,12 +463,12 @@ Test(call_parts, a_contention_inside_a_change_changes_nothing)
 
 	reset();
 	enter(LAYER_SYSCALL, 100);
-	ts.charging = 1; /* the exit program is inside parts_exit */
+	ts.busy = 1; /* the exit program is inside parts_exit */
 	parts_lock_begin(&ts, 300, 0xc000, LOCK_OTHER);
 	cr_assert_eq(parts_lock_end(&ts, 350, 0xc000), 0);
 	cr_assert_eq(ts.last_ns, 100);
 	cr_assert_eq(ts.lock_kind, 0);
-	ts.charging = 0;
+	ts.busy = 0;
 	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
 	expect_parts(want);
 	cr_assert_eq(ts.lock_ns[LOCK_OTHER], 0);
@@ -490,7 +490,7 @@ Test(call_parts, a_switch_inside_the_enter_program_changes_nothing)
 	enter(LAYER_SYSCALL, 10);
 	cr_assert_eq(leave(LAYER_SYSCALL, 50), 40);
 	/* parts_enter(100), up to the call opened with last_ns still 50: */
-	ts.charging = 1;
+	ts.busy = 1;
 	parts_reset_counts(&ts);
 	ts.root = ts.inner = LAYER_SYSCALL;
 	ts.off = 0;
@@ -499,7 +499,7 @@ Test(call_parts, a_switch_inside_the_enter_program_changes_nothing)
 	parts_switch_in(&ts, 170);
 	/* the rest of parts_enter, then slot_begin */
 	ts.last_ns = 100;
-	ts.charging = 0;
+	ts.busy = 0;
 	slot_begin(&ts, LAYER_SYSCALL, false, 100);
 	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
 	expect_parts(want);
@@ -517,7 +517,7 @@ Test(call_parts, a_contention_between_charges_is_the_lock_part)
 	enter(LAYER_SYSCALL, 100);
 	parts_lock_begin(&ts, 300, 0xc000, LOCK_OTHER);
 	parts_lock_end(&ts, 350, 0xc000);
-	cr_assert_eq(ts.charging, 0);
+	cr_assert_eq(ts.busy, 0);
 	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
 	expect_parts(want);
 }
