@@ -7,7 +7,7 @@
 include Makefile
 
 BENCH_OUT := $(OUTPUT)/bench
-FLOOR_LAYERS := syscall blk blk_done blk_start blk_insert ext4 raw
+FLOOR_LAYERS := syscall blk blk_done blk_start blk_insert ext4 raw task task_hist
 FLOOR_OBJS := $(patsubst %,$(BENCH_OUT)/floor-%.bpf.o,$(FLOOR_LAYERS)) \
 	$(BENCH_OUT)/floor-syscall-clock.bpf.o
 

@@ -15,12 +15,21 @@
  *   -DFLOOR_RAW          tp_btf sys_enter + sys_exit, each reading the clock
  *                        once and storing it: the cheapest a syscall latency
  *                        tracer can be (issue 12's floor)
+ *   -DFLOOR_TASK         the same pair, the entry's clock kept in the
+ *                        thread's task storage and the exit's delta taken
+ *                        from it: the least a tracer must do to pair a
+ *                        call's entry with its exit when the call can sleep,
+ *                        migrate or be preempted between them
+ *   -DFLOOR_TASK_HIST    FLOOR_TASK plus the delta added to a per-CPU
+ *                        log-linear histogram (the tool's hist_bucket.h):
+ *                        the least a latency-histogram tracer must do
  * Program names are the tool's own, so per-program statistics line up.
  * With -DFLOOR_CLOCK the syscall programs also read the clock once: the
  * least any latency tracer must do there (bench/per_program.sh).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "hist_bucket.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -97,6 +106,67 @@ SEC("tp_btf/sys_exit")
 int tb_sys_exit(__u64 *ctx)
 {
 	return store_clock();
+}
+#endif
+
+#if defined(FLOOR_TASK) || defined(FLOOR_TASK_HIST)
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} floor_start SEC(".maps");
+
+struct floor_hist {
+	__u64 buckets[HIST_NR_BUCKETS];
+	__u64 count;
+	__u64 sum_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct floor_hist);
+} floor_hist SEC(".maps");
+
+SEC("tp_btf/sys_enter")
+int tb_sys_enter(__u64 *ctx)
+{
+	__u64 *start = bpf_task_storage_get(&floor_start, bpf_get_current_task_btf(), 0,
+					    BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (start)
+		*start = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int tb_sys_exit(__u64 *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), delta;
+	__u64 *start = bpf_task_storage_get(&floor_start, bpf_get_current_task_btf(), 0, 0);
+	struct floor_hist *h;
+	__u32 zero = 0, b;
+
+	if (!start || !*start)
+		return 0;
+	delta = now - *start;
+	*start = 0;
+	h = bpf_map_lookup_elem(&floor_hist, &zero);
+	if (!h)
+		return 0;
+#ifdef FLOOR_TASK_HIST
+	b = hist_bucket(delta);
+	asm volatile("" : "+r"(b));
+	if (b < HIST_NR_BUCKETS)
+		h->buckets[b]++;
+	h->count++;
+#else
+	(void)b;
+#endif
+	h->sum_ns += delta;
+	return 0;
 }
 #endif
 

@@ -14,11 +14,12 @@ Two passes, as root (take both locks on a shared machine, bench/README.md):
    the tracer's programs per traced call.
 
   bench/sysprog.py [--rounds N] [--n N] [--tool LABEL=PATH ...]
-                   [--args 'ARGS' ...] [--save NAME]
+                   [--args 'ARGS' ...] [--ladder] [--save NAME]
 --tool: builds to compare, LABEL=COMMAND (default: this tree's
 build/iostackbreak, as "this"; e.g. "hash=env IOSB_THREAD_SLOTS=4096
 build/iostackbreak"; the binary last); --args: option sets (default "-T syscall"), each run with every
-tool. Needs `make -f bench/bench.mk bench-build`.
+tool; --ladder: also the floor's steps up to a minimal histogram tracer
+(LADDER). Needs `make -f bench/bench.mk bench-build`.
 """
 
 import argparse
@@ -34,6 +35,12 @@ from benchlib import (BUILD, IOWORK, TOOL, Tracer, cpu_model, need_root, save, s
 
 FLOOR = [os.path.join(BUILD, "bench", "floor"), os.path.join(BUILD, "bench", "floor-raw.bpf.o")]
 FLOOR_NAME = "floor (raw pair, a clock read each)"
+# --ladder: what a tracer of this layer cannot do without, a step at a time
+# on top of the floor (bench/floor.bpf.c -DFLOOR_TASK, -DFLOOR_TASK_HIST).
+LADDER = [("floor + the start in task storage",
+           [FLOOR[0], os.path.join(BUILD, "bench", "floor-task.bpf.o")]),
+          ("floor + task storage + a histogram",
+           [FLOOR[0], os.path.join(BUILD, "bench", "floor-task_hist.bpf.o")])]
 
 
 def pread_ns(path, n):
@@ -73,16 +80,18 @@ def main():
     ap.add_argument("--n", type=int, default=300000, help="preads per run")
     ap.add_argument("--tool", action="append", default=[], help="LABEL=COMMAND")
     ap.add_argument("--args", action="append", default=[], help="options, one string")
+    ap.add_argument("--ladder", action="store_true", help="also the floor's steps (LADDER)")
     ap.add_argument("--save", help="also write bench/results/NAME-DATE.md")
     a = ap.parse_args()
     need_root("bench/sysprog.py")
     tools = [t.split("=", 1) for t in a.tool] or [["this", TOOL]]
     argsets = a.args or ["-T syscall"]
     tools = [(label, shlex.split(cmd)) for label, cmd in tools]
-    for f in [IOWORK, *FLOOR] + [t[1][-1] for t in tools]:
+    ladder = LADDER if a.ladder else []
+    for f in [IOWORK, *FLOOR] + [c[1][-1] for c in ladder] + [t[1][-1] for t in tools]:
         if not os.path.exists(f):
             raise SystemExit(f"{f} missing: make && make -f bench/bench.mk bench-build")
-    configs = [(FLOOR_NAME, FLOOR)]
+    configs = [(FLOOR_NAME, FLOOR), *ladder]
     for label, cmd in tools:
         for s in argsets:
             configs.append((f"{label}: {s}", [*cmd, *shlex.split(s)]))
