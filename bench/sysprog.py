@@ -30,8 +30,8 @@ import statistics
 import subprocess
 import sys
 
-from benchlib import (BUILD, IOWORK, TOOL, Tracer, cpu_model, need_root, save, scratch_file,
-                      sysctl)
+from benchlib import (BUILD, IOWORK, TOOL, ProgCounters, Tracer, cpu_model, need_root, save,
+                      scratch_file, sysctl)
 
 FLOOR = [os.path.join(BUILD, "bench", "floor"), os.path.join(BUILD, "bench", "floor-raw.bpf.o")]
 FLOOR_NAME = "floor (raw pair, a clock read each)"
@@ -124,17 +124,21 @@ def main():
                 t = Tracer(argv)
                 try:
                     ids = prog_ids(t.proc.pid)
-                    before = prog_stats(ids)
+                    counters = ProgCounters(ids)
+                    before = counters.snapshot()
                     pread_ns(path, a.n)
-                    after = prog_stats(ids)
+                    after = counters.snapshot()
+                    counters.close()
+                    sizes = prog_stats(ids)  # instructions and bytes, outside the window
                 finally:
                     t.stop()
                 total = 0
-                for i, (pname, ns, cnt, insns, jited) in after.items():
+                for i, (pname, ns, cnt) in after.items():
                     runs = cnt - before[i][2]
                     if runs <= 0:
                         continue
                     total += ns - before[i][1]
+                    insns, jited = sizes.get(i, (pname, 0, 0, 0, 0))[3:5]
                     per_prog[name].setdefault(pname, []).append(
                         ((ns - before[i][1]) / runs, runs / a.n, insns, jited))
                 per_call[name].append(total / a.n)
