@@ -173,9 +173,9 @@ const volatile bool rdonly_cast;
  * AMD EPYC the check cost 41 ns per call with the probe read, 10 with the
  * load (bench/results/sysprog-2026-11-27.md).
  */
-static __always_inline struct file *file_of_fd_btf(__u64 fd)
+static __always_inline struct file *file_of_fd_btf(__u64 fd, struct task_struct *cur)
 {
-	struct fdtable *fdt = bpf_get_current_task_btf()->files->fdt;
+	struct fdtable *fdt = cur->files->fdt;
 	struct file *f = NULL;
 
 	if (!fdt || fd >= fdt->max_fds) /* a negative fd is a huge __u64 */
@@ -192,9 +192,10 @@ static __always_inline struct file *file_of_fd_btf(__u64 fd)
 	return f;
 }
 
-static __always_inline struct file *fd_file(__u64 fd, int method)
+/* cur: the current task (a BTF pointer), read by the caller under tp_btf. */
+static __always_inline struct file *fd_file(__u64 fd, int method, struct task_struct *cur)
 {
-	return method == AM_SYS_BTF ? file_of_fd_btf(fd) : file_of_fd(fd);
+	return method == AM_SYS_BTF ? file_of_fd_btf(fd, cur) : file_of_fd(fd);
 }
 
 /* Is (superblock dev, inode number) one of the --file files? */
@@ -233,7 +234,8 @@ static __always_inline __u64 pos_at(__u64 ppos)
  * known: the file behind the call's descriptor if it was read already.
  */
 static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, int method,
-					   int args, __u32 layer, __u32 op, struct file *known)
+					   int args, __u32 layer, __u32 op, struct file *known,
+					   struct task_struct *cur)
 {
 	struct file *f = NULL;
 	struct inode *inode = NULL;
@@ -245,7 +247,7 @@ static __always_inline bool call_args_read(struct thread_starts *ts, void *ctx, 
 	case ARGS_FD_POS:
 	case ARGS_FD_VEC:
 	case ARGS_FD_VEC_POS:
-		f = known ? known : fd_file(arg_n(ctx, method, 0), method);
+		f = known ? known : fd_file(arg_n(ctx, method, 0), method, cur);
 		if (!f || op == FSOP_FSYNC)
 			break;
 		if (args == ARGS_FD || args == ARGS_FD_POS)

@@ -20,12 +20,12 @@
 		if (nr_files && !file_id_wanted(ctx->dev, ctx->ino))                               \
 			return 0;                                                                  \
 		return layer_enter(layer, op, layer_nests(layer), ctx, AM_CELL_TP,                 \
-				   ARGS_TP_DEV_INO);                                               \
+				   ARGS_TP_DEV_INO, NULL);                                         \
 	}                                                                                          \
 	SEC("tracepoint/" #category "/" #exit)                                                     \
 	int tp_##exit(struct trace_event_raw_##exit *ctx)                                          \
 	{                                                                                          \
 		return layer_exit(layer, op, layer_nests(layer), ctx, AM_CELL_TP,                  \
-				  ARGS_TP_DEV_INO);                                                \
+				  ARGS_TP_DEV_INO, NULL);                                          \
 	}
 #include "cells.def"

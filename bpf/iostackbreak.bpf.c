@@ -42,6 +42,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "why.bpf.c"	  /* lock and journal parts, page cache pages */
 #include "offcpu.bpf.c"	  /* off-CPU parts: sched_switch, sched_waking */
 #include "proctree.bpf.c" /* children of traced processes */
+#include "thread.bpf.c"	  /* fast thread slots freed at exit */
 #include "uring.bpf.c"	  /* io_uring requests */
 #include "uring_parts.bpf.c" /* where io_uring requests change part */
 #include "blk.bpf.c"	  /* block layer */

@@ -611,6 +611,9 @@ struct bio_start {
  * depth 1024), are far beyond what one host sustains; a full map is counted.
  */
 #define MAX_THREADS 8192
+/* Fast thread slots in front of task storage (bpf/thread.bpf.h), a power
+ * of 2: 4096 of struct thread_starts, 1.5 MiB. */
+#define FAST_SLOTS 4096
 #define MAX_INFLIGHT_RQS 4096
 /* io_uring requests in flight: rings of 4096 entries, a few of them. */
 #define MAX_INFLIGHT_URING 16384

@@ -33,9 +33,11 @@ struct {
 /*
  * nest: the layer can be re-entered by the same thread (overlayfs, loop over
  * a file): count depth and time the outermost call (thread_slots.h).
+ * cur: the current task as a BTF pointer, if the program read it already
+ * (the raw syscall pair under tp_btf); NULL: read here if needed.
  */
 static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *ctx, int method,
-				       int args)
+				       int args, struct task_struct *cur)
 {
 	/* The ids cost a helper call: only filters and the hash need them. */
 	bool need_id = nr_targ_tgids || targ_tid || !use_task_storage;
@@ -48,9 +50,11 @@ static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *c
 
 	if (layer >= NR_LAYERS || !task_wanted(id))
 		return 0;
+	if (!cur && use_task_storage)
+		cur = bpf_get_current_task_btf();
 	/* Before any slot is touched: a call on a pipe leaves here. */
 	if (!all_fds && LAYER_LEAVES_OUT(layer)) {
-		kind = call_kind(ctx, method, args, &f);
+		kind = call_kind(ctx, method, args, &f, cur);
 		if (kind != FD_STORAGE) {
 			if (nest)
 				goto left_out_nested;
@@ -59,8 +63,7 @@ static __always_inline int layer_enter(__u32 layer, __u32 op, bool nest, void *c
 		}
 	}
 	if (use_task_storage) {
-		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(),
-					  (void *)&fresh_slots, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ts = my_stored_slots_made(cur);
 		if (!ts) {
 			count_drop(DROP_THREAD_MAP_FULL);
 			return 0;
@@ -84,7 +87,7 @@ have_slot:
 	if (!slot_enter(ts, layer, nest))
 		return 0;
 	/* Only an outermost call asks: its exit must find what its entry did. */
-	if (want_args && !call_args_read(ts, ctx, method, args, layer, op, f)) {
+	if (want_args && !call_args_read(ts, ctx, method, args, layer, op, f, cur)) {
 		slot_left_out(ts, layer);
 		return 0;
 	}
@@ -104,7 +107,7 @@ left_out_nested:
 	 * the depth it adds. The slot is only looked up, never made.
 	 */
 	if (use_task_storage)
-		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
+		ts = my_stored_slots(cur);
 	else
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (ts && ts->depth[layer])
@@ -180,7 +183,7 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 }
 
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ctx, int method,
-				      int args)
+				      int args, struct task_struct *cur)
 {
 	bool need_id = nr_targ_tgids || !use_task_storage || per_process;
 	__u64 id = need_id ? bpf_get_current_pid_tgid() : 0;
@@ -195,8 +198,10 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 		return 0;
 	/* First, so that our own lookups are not in the call's latency. */
 	now = bpf_ktime_get_ns();
+	if (!cur && use_task_storage)
+		cur = bpf_get_current_task_btf();
 	if (use_task_storage)
-		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
+		ts = my_stored_slots(cur);
 	else
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts) {
@@ -216,7 +221,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	is_root = layer == root_layer;
 	if (want_args && (nr_files || (events_on && is_root)))
 		ret = ret_of(ctx, method, args);
-	if (layer == LAYER_SYSCALL && op == FSOP_OPEN && open_left_out(ts, ctx, method, args)) {
+	if (layer == LAYER_SYSCALL && op == FSOP_OPEN && open_left_out(ts, ctx, method, args, cur)) {
 		/* Closed as if it never was: nothing recorded, the parts reset. */
 		if (split_calls)
 			parts_exit(ts, layer, &now);
@@ -292,12 +297,12 @@ static __always_inline bool layer_nests(__u32 layer)
 	SEC(sec_in)                                                                                \
 	int in(void *ctx)                                                                          \
 	{                                                                                          \
-		return layer_enter(layer, op, layer_nests(layer), ctx, method, args);              \
+		return layer_enter(layer, op, layer_nests(layer), ctx, method, args, NULL);        \
 	}                                                                                          \
 	SEC(sec_out)                                                                               \
 	int out(void *ctx)                                                                         \
 	{                                                                                          \
-		return layer_exit(layer, op, layer_nests(layer), ctx, method, args);               \
+		return layer_exit(layer, op, layer_nests(layer), ctx, method, args, NULL);         \
 	}
 
 #endif /* LAYER_BPF_H */

@@ -73,14 +73,15 @@ static __always_inline __u32 file_kind_of(struct file *f, int method)
  * are told at their exit, by the file they return (open_left_out()); the
  * file systems' own functions see regular files only.
  */
-static __always_inline __u32 call_kind(void *ctx, int method, int args, struct file **fp)
+static __always_inline __u32 call_kind(void *ctx, int method, int args, struct file **fp,
+				       struct task_struct *cur)
 {
 	switch (args) {
 	case ARGS_FD:
 	case ARGS_FD_POS:
 	case ARGS_FD_VEC:
 	case ARGS_FD_VEC_POS:
-		*fp = fd_file(arg_n(ctx, method, 0), method);
+		*fp = fd_file(arg_n(ctx, method, 0), method, cur);
 		return file_kind_of(*fp, method);
 	case ARGS_FILE_RW:
 	case ARGS_FILE_VEC:
@@ -110,7 +111,7 @@ static __always_inline void count_left_out(__u32 layer, __u32 op, __u32 kind)
  * (open_exit()). Returns true when the open is to be left out.
  */
 static __always_inline bool open_left_out(struct thread_starts *ts, void *ctx, int method,
-					  int args)
+					  int args, struct task_struct *cur)
 {
 	struct file *f;
 	__s64 ret;
@@ -118,7 +119,7 @@ static __always_inline bool open_left_out(struct thread_starts *ts, void *ctx, i
 	if (all_fds && !want_args)
 		return false;
 	ret = ret_of(ctx, method, args);
-	f = ret >= 0 ? fd_file((__u64)ret, method) : NULL;
+	f = ret >= 0 ? fd_file((__u64)ret, method, cur) : NULL;
 	if (!all_fds && ret >= 0) {
 		__u32 kind = file_kind_of(f, method);
 

@@ -64,7 +64,7 @@ static __always_inline struct thread_starts *current_slots_tp(void)
 	__u32 tid;
 
 	if (use_task_storage)
-		return bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(), 0, 0);
+		return my_stored_slots(bpf_get_current_task_btf());
 	tid = (__u32)bpf_get_current_pid_tgid();
 	return bpf_map_lookup_elem(&thread_starts, &tid);
 }
@@ -126,8 +126,7 @@ static __always_inline int on_commit_start(bool btf)
 	__u32 tid;
 
 	if (use_task_storage) {
-		ts = bpf_task_storage_get(&task_starts, bpf_get_current_task_btf(),
-					  (void *)&fresh_slots, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		ts = my_stored_slots_made(bpf_get_current_task_btf());
 	} else {
 		tid = btf ? task->pid : BPF_CORE_READ(task, pid);
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);

@@ -101,6 +101,8 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 
 	bpf_object__for_each_program (p, t->skel->obj)
 		bpf_program__set_autoload(p, false);
+	if (t->skel->rodata->use_fast_slots)
+		load_pair(progtab_role(&t->progs, ROLE_THREAD_GONE, METHOD_TP_BTF));
 	if (offcpu)
 		load_pair(progtab_role(&t->progs, ROLE_OFFCPU, shared));
 	if (plan->why[WHY_LOCK])
@@ -371,6 +373,19 @@ static int attach_lone(struct tracer *t, struct bpf_program *p)
 	return keep_link(t, l);
 }
 
+/* Before any layer: every fast thread slot claimed is freed at its exit. */
+static int attach_thread_gone(struct tracer *t, char *err, size_t errsz)
+{
+	int ret = attach_lone(t, progtab_role(&t->progs, ROLE_THREAD_GONE, METHOD_TP_BTF)->entry);
+
+	if (ret)
+		snprintf(err, errsz,
+			 "cannot attach to sched_process_exit (tp_btf) to free thread slots: %s; "
+			 "IOSB_FAST_SLOTS=0 keeps every thread's state in task storage",
+			 strerror(-ret));
+	return ret;
+}
+
 /*
  * The lock and journal parts and the page cache counts (bpf/why.bpf.c):
  * with the off-CPU parts, before the layers. The journal's end first, so
@@ -532,6 +547,32 @@ static long forced_hash_slots(char *err, size_t errsz)
 }
 
 /*
+ * IOSB_FAST_SLOTS=N (tests, benches): N fast thread slots in front of task
+ * storage (bpf/thread.bpf.h), a power of 2 up to FAST_SLOTS; 0 none, so
+ * every thread's state is in task storage. Returns N, FAST_SLOTS when
+ * unset, -1 (err set) when not one of those.
+ */
+static long forced_fast_slots(char *err, size_t errsz)
+{
+	const char *s = getenv("IOSB_FAST_SLOTS");
+	char *end;
+	long n;
+
+	if (!s)
+		return FAST_SLOTS;
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 0 || n > FAST_SLOTS || (n & (n - 1))) {
+		snprintf(err, errsz,
+			 "IOSB_FAST_SLOTS='%s': give 0, or a power of 2 up to %d fast thread "
+			 "slots, or unset it",
+			 s, FAST_SLOTS);
+		return -1;
+	}
+	return n;
+}
+
+/*
  * The skeleton's open, with the object that calls no kernel function unless
  * the plan calls one: where the kernel has no BTF of its own, libbpf
  * resolves a kfunc there only and refuses to load an object that declares
@@ -568,8 +609,8 @@ static struct iostackbreak_bpf *open_object(const struct bpf_object_open_opts *o
  * hash_slots entries; 0: MAX_THREADS).
  */
 static int open_and_load(struct tracer *t, const struct plan *plan, const struct config *cfg,
-			 const struct targets *tg, bool task_storage, long hash_slots, char *err,
-			 size_t errsz)
+			 const struct targets *tg, bool task_storage, long hash_slots,
+			 long fast_slots, char *err, size_t errsz)
 {
 	/* --btf's file for CO-RE, as for the probes (src/probe.c). */
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = cfg->btf);
@@ -580,7 +621,8 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 		snprintf(err, errsz, "cannot open the BPF object: %s", strerror(errno));
 		return -1;
 	}
-	knobs_set(t->skel, cfg, tg, plan, task_storage, hash_slots);
+	knobs_set(t->skel, cfg, tg, plan, task_storage, hash_slots,
+		  task_storage && plan->btf ? fast_slots : 0);
 	t->breaking_down = config_breaks_down(cfg);
 	progtab_resolve(&t->progs, t->skel);
 	if (select_programs(t, plan, knobs_follow_children(cfg),
@@ -597,30 +639,45 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 		return -1;
 	}
 	t->task_storage = task_storage;
+	t->fast_slots = t->skel->rodata->use_fast_slots ? t->skel->rodata->fast_slots_mask + 1 : 0;
+	t->hash_slots = task_storage ? 0 : (unsigned int)(hash_slots ? hash_slots : MAX_THREADS);
 	t->events_fd = t->skel->rodata->events_on ? bpf_map__fd(t->skel->maps.events) : -1;
 	return 0;
+}
+
+void tracer_thread_state(const struct tracer *t, char *buf, size_t sz)
+{
+	if (t->fast_slots)
+		snprintf(buf, sz,
+			 "thread state: in %u fast slots at the thread's id, else in task storage",
+			 t->fast_slots);
+	else if (t->task_storage)
+		snprintf(buf, sz, "thread state: in task storage");
+	else
+		snprintf(buf, sz, "thread state: in an LRU hash of %u threads", t->hash_slots);
 }
 
 int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		 const struct targets *tg, char *err, size_t errsz)
 {
 	long slots = forced_hash_slots(err, errsz);
+	long fast = slots < 0 ? 0 : forced_fast_slots(err, errsz);
 
 	memset(t, 0, sizeof(*t));
-	if (slots < 0)
+	if (slots < 0 || fast < 0)
 		return -1;
 	/*
 	 * Only loading tells whether this kernel lets these program types use
 	 * task storage: try it, and load again with the hash if it refuses.
 	 */
 	t->plan = plan;
-	if (open_and_load(t, plan, cfg, tg, plan_traces_threads(plan) && !slots, slots, err,
+	if (open_and_load(t, plan, cfg, tg, plan_traces_threads(plan) && !slots, slots, fast, err,
 			  errsz)) {
 		if (!plan_traces_threads(plan))
 			return -1;
 		iostackbreak_bpf__destroy(t->skel);
 		t->skel = NULL;
-		if (open_and_load(t, plan, cfg, tg, false, slots, err, errsz))
+		if (open_and_load(t, plan, cfg, tg, false, slots, 0, err, errsz))
 			return -1;
 	}
 	if (tg->cgroup_fd >= 0) {
@@ -632,6 +689,8 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 			return -1;
 		}
 	}
+	if (t->skel->rodata->use_fast_slots && attach_thread_gone(t, err, errsz))
+		return -1;
 	if (knobs_follow_children(cfg) &&
 	    attach_follow(t, tg, cfg->children, plan->btf, err, errsz))
 		return -1;

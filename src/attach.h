@@ -21,6 +21,8 @@ struct tracer {
 	bool breaking_down;	 /* -P, -D or -F: the breakdown map is in use */
 	bool with_stats;	 /* --stats: read the programs' run time too */
 	bool task_storage;	 /* start slots in task storage, not the hash */
+	unsigned int fast_slots; /* fast slots in front of task storage (0: none) */
+	unsigned int hash_slots; /* with the hash: its entries */
 	const struct plan *plan; /* what it carries out */
 	int events_fd;		 /* the events ring buffer map (--slower, --trace); else -1 */
 	/* Found at detach: requests whose completion no program saw. */
@@ -34,6 +36,9 @@ struct tracer {
  */
 int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		 const struct targets *tg, char *err, size_t errsz);
+
+/* Where the threads' state lives, for -v: one line, no newline. */
+void tracer_thread_state(const struct tracer *t, char *buf, size_t sz);
 
 /* Detaches and unloads everything. */
 /*

@@ -93,7 +93,7 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 }
 
 void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const struct targets *tg,
-	       const struct plan *plan, bool task_storage, long hash_slots)
+	       const struct plan *plan, bool task_storage, long hash_slots, long fast_slots)
 {
 	rodata_t *ro = skel->rodata;
 	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
@@ -130,6 +130,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;
+	ro->use_fast_slots = fast_slots > 0;
+	ro->fast_slots_mask = fast_slots > 0 ? (__u32)fast_slots - 1 : 0;
 	ro->rdonly_cast = plan->rdonly_cast;
 	ro->journal_on = plan->why[WHY_JOURNAL];
 	ro->journal_blk = plan->journal_blk;
@@ -173,6 +175,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	} else if (hash_slots) {
 		bpf_map__set_max_entries(skel->maps.thread_starts, (__u32)hash_slots);
 	}
+	bpf_map__set_max_entries(skel->maps.fast_slots, fast_slots > 0 ? (__u32)fast_slots : 1);
 	if (!task_storage) {
 		/* A placeholder the dead task-storage branch can name on any kernel. */
 		bpf_map__set_type(skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);

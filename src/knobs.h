@@ -29,8 +29,9 @@ struct targets {
 bool knobs_follow_children(const struct config *cfg);
 
 /* Sets the globals and map sizes of an opened, not yet loaded, object;
- * start slots in task storage, or in a hash of hash_slots (0: MAX_THREADS). */
+ * start slots in task storage, or in a hash of hash_slots (0: MAX_THREADS);
+ * with task storage, fast_slots in front of it (0: none). */
 void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const struct targets *tg,
-	       const struct plan *plan, bool task_storage, long hash_slots);
+	       const struct plan *plan, bool task_storage, long hash_slots, long fast_slots);
 
 #endif /* KNOBS_H */

@@ -93,6 +93,8 @@ static const struct {
 	  { PROG(rt_commit_start), PROG(rt_commit_end) } },
 	/* the waker of a sleep: the journal's thread? (lone) */
 	{ ROLE_JOURNAL_WAKER, LAYER_NONE, { PROG(tb_waking), 0 }, { PROG(rt_waking), 0 } },
+	/* sched_process_exit (lone, tp_btf only, as fast slots are) */
+	{ ROLE_THREAD_GONE, LAYER_NONE, { PROG(tb_thread_gone), 0 }, { 0, 0 } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,
@@ -129,8 +131,9 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 	for (unsigned int i = 0; i < sizeof(shared_progs) / sizeof(shared_progs[0]); i++) {
 		add_ref(pt, shared_progs[i].role, shared_progs[i].layer, METHOD_TP_BTF,
 			at(skel, shared_progs[i].btf[0]), at(skel, shared_progs[i].btf[1]));
-		add_ref(pt, shared_progs[i].role, shared_progs[i].layer, METHOD_RAW_TP,
-			at(skel, shared_progs[i].raw[0]), at(skel, shared_progs[i].raw[1]));
+		if (shared_progs[i].raw[0]) /* none: tp_btf only */
+			add_ref(pt, shared_progs[i].role, shared_progs[i].layer, METHOD_RAW_TP,
+				at(skel, shared_progs[i].raw[0]), at(skel, shared_progs[i].raw[1]));
 	}
 	/* Classic tracepoints: their records name what they say on any kernel. */
 	add_ref(pt, ROLE_CACHE, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_cache_add)), NULL);

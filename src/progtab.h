@@ -28,6 +28,7 @@ enum prog_role {
 	ROLE_LOCK,	    /* contention_begin/end: the lock part */
 	ROLE_JOURNAL,	    /* jbd2_start_commit/end_commit: the journal part */
 	ROLE_JOURNAL_WAKER, /* sched_waking (lone): who woke a sleep in a call */
+	ROLE_THREAD_GONE,   /* sched_process_exit (lone): a fast thread slot freed */
 	ROLE_CACHE,	    /* mm_filemap_add_to_page_cache (tracepoint, lone) */
 	ROLE_READAHEAD,	    /* page_cache_sync_ra/async_ra (tracepoint) */
 	ROLE_WRITEBACK,	    /* ext4_writepages_result (tracepoint, lone) */
@@ -46,7 +47,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
  * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 9 * 2 + 4)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 10 * 2 + 4)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS

@@ -286,6 +286,10 @@ static int session_start(struct session *s)
 		say("%s", err);
 		return -1;
 	}
+	if (cfg->verbose && plan_traces_threads(&s->plan)) {
+		tracer_thread_state(&s->tracer, err, sizeof(err));
+		fprintf(stderr, "%s\n", err);
+	}
 	if (check_layers(s))
 		return -1;
 	/* Gone (or empty: a loop device with no file) before tracing began:

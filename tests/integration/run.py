@@ -38,6 +38,7 @@ import test_host  # noqa: E402
 import test_parts  # noqa: E402
 import test_session  # noqa: E402
 import test_terminal  # noqa: E402
+import test_threads  # noqa: E402
 import test_prometheus  # noqa: E402
 import test_uring  # noqa: E402
 import test_why  # noqa: E402
@@ -46,7 +47,7 @@ TESTS = (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS + test_chil
          + test_prometheus.TESTS + test_parts.TESTS + test_events.TESTS + test_terminal.TESTS
          + test_faults.TESTS + test_fds.TESTS + test_bad_input.TESTS + test_blk_exact.TESTS
          + test_flush.TESTS + test_uring.TESTS + test_why.TESTS
-         + test_blk_stamped.TESTS + test_bio.TESTS + test_btf.TESTS)
+         + test_blk_stamped.TESTS + test_bio.TESTS + test_btf.TESTS + test_threads.TESTS)
 
 
 class TestTimeout(Exception):

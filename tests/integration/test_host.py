@@ -485,7 +485,7 @@ def bpftool_costs(tool_pid):
         elif name.startswith(("tb_bio_", "rt_bio_")):
             layer = "bio"
         elif name in ("tb_switch", "rt_switch", "tb_wakeup", "rt_wakeup", "tb_fork", "rt_fork",
-                    "tb_exit", "rt_exit") or name.startswith(
+                    "tb_exit", "rt_exit", "tb_thread_gone") or name.startswith(
                         ("tb_lock_", "rt_lock_", "tb_commit_", "rt_commit_",
                          "tb_waking", "rt_waking", "tp_cache_", "tp_ra_")):
             layer = "other"  # programs of no layer: the tool's own "other" row

@@ -81,6 +81,8 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 			snprintf(out, sz, "%s/io_uring_complete", kind);
 		} else if (r->role == ROLE_JOURNAL_WAKER) {
 			snprintf(in, sz, "%s/sched_waking", kind);
+		} else if (r->role == ROLE_THREAD_GONE) {
+			snprintf(in, sz, "%s/sched_process_exit", kind);
 		} else if (r->role == ROLE_LOCK) {
 			snprintf(in, sz, "%s/contention_begin", kind);
 			snprintf(out, sz, "%s/contention_end", kind);
@@ -123,6 +125,9 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_RAW_TP));
 	}
+	/* Fast thread slots are tp_btf only (bpf/thread.bpf.h). */
+	cr_assert_not_null(progtab_role(&pt, ROLE_THREAD_GONE, METHOD_TP_BTF));
+	cr_assert_null(progtab_role(&pt, ROLE_THREAD_GONE, METHOD_RAW_TP));
 	cr_assert_not_null(progtab_role(&pt, ROLE_CACHE, METHOD_TRACEPOINT));
 	cr_assert_not_null(progtab_role(&pt, ROLE_READAHEAD, METHOD_TRACEPOINT));
 	cr_assert_not_null(progtab_role(&pt, ROLE_WRITEBACK, METHOD_TRACEPOINT));
@@ -144,6 +149,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 				 bpf_program__name(r->entry));
 		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
 		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK ||
+		    r->role == ROLE_THREAD_GONE ||
 		    r->role == ROLE_URING_IOWQ_RUN) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));

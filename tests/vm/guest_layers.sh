@@ -207,7 +207,8 @@ layers_run() {
 	info "$tag: iowork pid $wpid set up in $(since "$t0") s: iowork ${args[*]}"
 
 	t0=$(uptime_s)
-	iostackbreak --attach="$m" -p "$wpid" --json "$@" >"$tout" 2>"$terr" &
+	# -v: the tool says where it keeps the threads' state.
+	iostackbreak --attach="$m" -p "$wpid" --json -v "$@" >"$tout" 2>"$terr" &
 	tpid=$!
 	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		fail "$tag attach" "iostackbreak --attach=$m -p $wpid $* did not start within $ATTACH_TIMEOUT s"
@@ -218,6 +219,15 @@ layers_run() {
 		return
 	fi
 	info "$tag: iostackbreak attached in $(since "$t0") s"
+	# Fast thread slots with $m programs too (they read the current task
+	# by BTF pointer in kprobes): a kernel that refused them would load
+	# the LRU hash instead, slower and silent.
+	line=$(grep '^thread state: ' "$terr")
+	if [[ $line == "thread state: in 4096 fast slots at the thread's id, else in task storage" ]]; then
+		pass "$tag thread state in fast slots"
+	else
+		fail "$tag thread state" "got '${line:-nothing}', want the fast slots"
+	fi
 	# fsdist attaches only now: two tracers patching kernel text at once
 	# (kprobes and fentry trampolines) once soft-locked this TCG guest.
 	if ((have_fsdist)); then
