@@ -164,7 +164,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->pos = ts->pos;
 	e->bytes = ts->bytes;
 	for (__u32 p = 0; p < NR_PARTS; p++)
-		e->part_ns[p] = split_calls ? ts->part_ns[p] : 0;
+		e->part_ns[p] = split_calls ? parts_ns(ts, p) : 0;
 	e->blk_requests = ts->blk_requests;
 	e->blk_flushes = ts->blk_flushes;
 	e->blk_bytes = ts->blk_bytes;
@@ -177,7 +177,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->readahead_pages = ts->readahead_pages;
 	e->writeback_pages = ts->writeback_pages;
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
-		e->lock_ns[k] = split_calls ? ts->lock_ns[k] : 0;
+		e->lock_ns[k] = split_calls ? parts_lock_ns(ts, k) : 0;
 	e->lock_addr = split_calls ? ts->lock_max_addr : 0;
 	e->lock_max_ns = split_calls ? ts->lock_max_ns : 0;
 	cb = ts->blk_requests ? bpf_map_lookup_elem(&call_blk, &tid) : NULL;

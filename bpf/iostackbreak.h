@@ -274,6 +274,10 @@ struct thread_starts {
 	__u8 file_pending;
 	/* A program is changing the thread's split (call_parts.h). */
 	__u8 busy;
+	/* Bit p: part_ns[p] was charged in this call (so is not 0); a clear
+	 * bit's part_ns, and lock_ns without PART_LOCK's, are stale
+	 * (call_parts.h: parts_ns()). */
+	__u16 parts_mask;
 	/* The root call's file and range (--slower, --trace, --file). */
 	__u64 file;  /* its struct file (a kernel address); 0: unknown */
 	__u64 pos;   /* the position it used; NO_POS: none (open, fsync) */

@@ -117,10 +117,17 @@ left_out_nested:
 	return 0;
 }
 
-/* A call of the root layer ended: its parts, per op. */
-static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u64 delta)
+/*
+ * A call of the root layer ended: its parts, per op. bucket: delta's
+ * (the call's cell took it): a part that is the whole call, as the self
+ * time of most calls that do not wait, is in the same bucket.
+ */
+static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u64 delta,
+					__u32 bucket)
 {
 	struct call_totals *t = bpf_map_lookup_elem(&call_ops, &op);
+	__u32 mask, root;
+	__u64 part;
 
 	if (!t || op >= NR_FS_OPS)
 		return;
@@ -134,11 +141,29 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 	t->cache_miss_pages += ts->cache_miss_pages;
 	t->readahead_pages += ts->readahead_pages;
 	t->writeback_pages += ts->writeback_pages;
-	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
-		t->lock_ns[k] += ts->lock_ns[k];
-	for (__u32 p = 0; p < NR_PARTS; p++)
-		if (ts->part_ns[p])
-			hist_add(&call_parts, CALL_PARTS_INDEX(op, p), ts->part_ns[p], true);
+	/* lock_ns is the call's only once the lock part was charged (parts_ns()) */
+	if (ts->parts_mask & (1U << PART_LOCK))
+		for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
+			t->lock_ns[k] += ts->lock_ns[k];
+	/*
+	 * Most calls never leave the CPU nor their own layer: their one part
+	 * is the root's self time, the whole call, in delta's bucket. Others
+	 * go through every part charged (parts_mask).
+	 */
+	mask = ts->parts_mask;
+	root = ts->root;
+	if (root < NR_PARTS && mask == 1U << root) {
+		part = ts->part_ns[root];
+		hist_add_at(&call_parts, CALL_PARTS_INDEX(op, root), part,
+			    part == delta ? bucket : hist_bucket(part), true);
+	} else {
+		for (__u32 p = 0; p < NR_PARTS; p++) {
+			part = ts->part_ns[p];
+			if (mask & (1U << p))
+				hist_add_at(&call_parts, CALL_PARTS_INDEX(op, p), part,
+					    hist_bucket(part), true);
+		}
+	}
 	if (ts->cache_miss_pages)
 		hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
 }
@@ -167,10 +192,10 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 	key->cell_idx = CALL_TOTAL_INDEX(op);
 	record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, delta);
 	for (__u32 p = 0; p < NR_PARTS; p++) {
-		if (!ts->part_ns[p])
+		if (!parts_ns(ts, p))
 			continue;
 		key->cell_idx = CALL_PART_INDEX(op, p);
-		record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, ts->part_ns[p]);
+		record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, parts_ns(ts, p));
 	}
 	record_process_count(key, comm, op, PC_CACHE_MISS, ts->cache_miss_pages);
 	record_process_count(key, comm, op, PC_READAHEAD, ts->readahead_pages);
@@ -179,7 +204,7 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 	record_process_count(key, comm, op, PC_JOURNAL_BYTES, ts->journal_bytes);
 	record_process_count(key, comm, op, PC_WRITEBACK, ts->writeback_pages);
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
-		record_process_count(key, comm, op, PC_LOCK + k, ts->lock_ns[k]);
+		record_process_count(key, comm, op, PC_LOCK + k, parts_lock_ns(ts, k));
 }
 
 static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ctx, int method,
@@ -191,6 +216,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	struct thread_starts *ts;
 	__u64 start, delta, now;
 	bool root_done, is_root;
+	__u32 bucket;
 	struct slot_end end;
 	__s64 ret = 0;
 
@@ -240,9 +266,10 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 				   op, start, now);
 	}
 	delta = now - start;
-	record(layer, op, delta);
+	bucket = hist_bucket(delta);
+	hist_add_at(&cells, CELL_INDEX(layer, op), delta, bucket, true);
 	if (root_done)
-		record_call(ts, op, delta);
+		record_call(ts, op, delta, bucket);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
 		emit_call(ts, layer, op, start, now, ret);
 	if (per_process || per_cgroup) {

@@ -87,17 +87,16 @@ static __always_inline void count_drop(__u32 reason)
 const volatile __u64 unit_ns = 0;
 
 /*
- * Adds one value to a per-CPU histogram of map at idx. in_ns: the value is
+ * Adds one value to a per-CPU histogram of map at idx, in bucket b, which
+ * must be hist_bucket(delta) (hist_add() computes it). in_ns: the value is
  * a time, also counted in whole units of the report (a page count is not).
  */
-static __always_inline void hist_add(void *map, __u32 idx, __u64 delta, bool in_ns)
+static __always_inline void hist_add_at(void *map, __u32 idx, __u64 delta, __u32 b, bool in_ns)
 {
 	struct cell_hist *c = bpf_map_lookup_elem(map, &idx);
-	__u32 b;
 
 	if (!c)
 		return;
-	b = hist_bucket(delta);
 	/*
 	 * hist_bucket() caps the index, but the verifier cannot see that: hide
 	 * b from clang so it keeps a check the verifier can.
@@ -118,6 +117,11 @@ static __always_inline void hist_add(void *map, __u32 idx, __u64 delta, bool in_
 		c->max_ns = delta;
 	c->count++;
 	c->sum_ns += delta;
+}
+
+static __always_inline void hist_add(void *map, __u32 idx, __u64 delta, bool in_ns)
+{
+	hist_add_at(map, idx, delta, hist_bucket(delta), in_ns);
 }
 
 static __always_inline void record(__u32 layer, __u32 op, __u64 delta)

@@ -80,9 +80,13 @@ static void reset(void)
 
 static void expect_parts(const __u64 want[NR_PARTS])
 {
-	for (unsigned int p = 0; p < NR_PARTS; p++)
-		cr_assert_eq(ts.part_ns[p], want[p], "part %u: %llu, want %llu", p,
-			     (unsigned long long)ts.part_ns[p], (unsigned long long)want[p]);
+	for (unsigned int p = 0; p < NR_PARTS; p++) {
+		cr_assert_eq(parts_ns(&ts, p), want[p], "part %u: %llu, want %llu", p,
+			     (unsigned long long)parts_ns(&ts, p), (unsigned long long)want[p]);
+		/* The mask names exactly the parts charged (record_call). */
+		cr_assert_eq(!!(ts.parts_mask & (1U << p)), !!want[p], "part %u: mask %#x", p,
+			     ts.parts_mask);
+	}
 }
 
 Test(call_parts, one_layer_is_all_self_time)
@@ -445,9 +449,44 @@ Test(call_parts, lock_contention_is_the_lock_part)
 	parts_lock_end(&ts, 650, 0xa000);
 	cr_assert_eq(leave(LAYER_SYSCALL, 660), 560);
 	/* the spinlock's 5 are the rwsem's: the contention began with it */
-	cr_assert_eq(ts.lock_ns[LOCK_RWSEM_WRITE], 20 + 500 + 10);
-	cr_assert_eq(ts.lock_ns[LOCK_OTHER], 0);
+	cr_assert_eq(parts_lock_ns(&ts, LOCK_RWSEM_WRITE), 20 + 500 + 10);
+	cr_assert_eq(parts_lock_ns(&ts, LOCK_OTHER), 0);
 	expect_parts(want);
+}
+
+/*
+ * A call does not zero the sums of every part as it begins (parts_mask): a
+ * part of the call before, a sleep and a lock, is not the next call's.
+ *   call 1: 100 syscall | 110 begin mutex | 120 out (blocked) | 320 woken
+ *           | 330 in | 340 end mutex | 350 -syscall
+ *   call 2: 400 syscall | 470 -syscall
+ */
+Test(call_parts, the_last_calls_parts_are_not_this_ones)
+{
+	const __u64 want1[NR_PARTS] = {
+		[LAYER_SYSCALL] = 10 + 10,
+		[PART_LOCK] = 10 + 200 + 10,
+		[PART_RUNQUEUE] = 10,
+	};
+	const __u64 want2[NR_PARTS] = { [LAYER_SYSCALL] = 70 };
+
+	reset();
+	enter(LAYER_SYSCALL, 100);
+	parts_lock_begin(&ts, 110, 0xa000, LOCK_MUTEX);
+	parts_switch_out(&ts, 120, PART_BLOCKED);
+	parts_wakeup(&ts, 320);
+	parts_switch_in(&ts, 330);
+	parts_lock_end(&ts, 340, 0xa000);
+	cr_assert_eq(leave(LAYER_SYSCALL, 350), 250);
+	expect_parts(want1);
+	cr_assert_eq(parts_lock_ns(&ts, LOCK_MUTEX), 220);
+	enter(LAYER_SYSCALL, 400);
+	cr_assert_eq(leave(LAYER_SYSCALL, 470), 70);
+	expect_parts(want2);
+	for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
+		cr_assert_eq(parts_lock_ns(&ts, k), 0, "lock kind %u", k);
+	/* the stale sums are still there: only the mask says they are gone */
+	cr_assert_eq(ts.part_ns[PART_LOCK], 220);
 }
 
 /*
@@ -471,7 +510,7 @@ Test(call_parts, a_contention_inside_a_change_changes_nothing)
 	ts.busy = 0;
 	cr_assert_eq(leave(LAYER_SYSCALL, 400), 300);
 	expect_parts(want);
-	cr_assert_eq(ts.lock_ns[LOCK_OTHER], 0);
+	cr_assert_eq(parts_lock_ns(&ts, LOCK_OTHER), 0);
 }
 
 /*
@@ -615,12 +654,12 @@ Test(call_parts, random_sequences_add_up)
 				now = in;
 		}
 		for (unsigned int p = 0; p < NR_PARTS; p++) {
-			cr_assert_leq(ts.part_ns[p], got, "round %d: part %u wrapped", round, p);
-			sum += ts.part_ns[p];
+			cr_assert_leq(parts_ns(&ts, p), got, "round %d: part %u wrapped", round, p);
+			sum += parts_ns(&ts, p);
 		}
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
-			lock_sum += ts.lock_ns[k];
-		cr_assert_eq(lock_sum, ts.part_ns[PART_LOCK], "round %d: lock kinds", round);
+			lock_sum += parts_lock_ns(&ts, k);
+		cr_assert_eq(lock_sum, parts_ns(&ts, PART_LOCK), "round %d: lock kinds", round);
 		cr_assert_eq(ts.lock_kind, 0, "round %d: a contention outlived its call", round);
 		cr_assert_eq(got, now - start, "round %d: latency %llu, want %llu", round,
 			     (unsigned long long)got, (unsigned long long)(now - start));
