@@ -92,6 +92,8 @@ static inline __u32 slot_heal(struct thread_starts *ts, __u32 layer)
 	for (__u32 l = 0; l < NR_CALL_LAYERS; l++) {
 		if (l <= layer)
 			continue;
+		if (!ts->depth[l] && !ts->start_ns[l])
+			continue; /* most: a test, not two stores */
 		if (ts->depth[l] || ts->start_ns[l] > SLOT_EVICTED)
 			missed++;
 		ts->depth[l] = 0;
