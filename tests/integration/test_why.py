@@ -515,9 +515,15 @@ def cold_reads_count_the_pages_they_add_to_the_cache():
         figures["cached"] = (before, added, reads, b["cache_miss_pages"], b["readahead_pages"])
     print(f"    {pages} pages; (fincore before, after, pages added (ftrace), reads, own "
           f"misses, calls, cache_miss_pages, readahead_pages): {figures}")
+    # The kernel's own count of the pages it added during the pass (ftrace)
+    # says whether the pass was all cached, not fincore just before it: this
+    # host runs DAMON's pageout scheme (kdamond, /sys/kernel/mm/damon: paddr,
+    # action pageout), which pages cold memory out, page cache too, at any
+    # time. A fresh clone's run saw fincore find 2052 of 2052 pages cached
+    # before the pass and ftrace 13 pages added during it; the reads counted
+    # those 13, 3 of them readahead. With nothing added, both must be 0.
     assert b["cache_miss_pages"] == added, figures["cached"]
-    if before == pages:  # nothing reclaimed between the passes
-        assert b["cache_miss_pages"] == 0 and b["readahead_pages"] == 0, figures["cached"]
+    assert b["readahead_pages"] <= b["cache_miss_pages"], figures["cached"]
 
 
 def per_call_pages(b):
