@@ -14,6 +14,7 @@ import tempfile
 
 from harness import Tool, count, run
 from test_breakdown import check_report
+from test_children import tool_map_ids
 
 TESTS = []
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "threads_work.py")
@@ -27,13 +28,7 @@ def test(fn):
 def fast_slot_owners(tool_pid):
     """The thread ids that hold a fast slot of the tool's map, by index
     (0 for a free slot), read from the kernel with bpftool."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{tool_pid}/fdinfo"):
-        try:
-            with open(f"/proc/{tool_pid}/fdinfo/{fd}") as f:
-                ids |= {int(l.split()[1]) for l in f if l.startswith("map_id:")}
-        except OSError:
-            continue
+    ids = tool_map_ids(tool_pid)
     for i in ids:
         info = json.loads(run("bpftool", "-j", "map", "show", "id", str(i), check=True).stdout)
         if info.get("name") != "fast_slots":
