@@ -236,7 +236,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 			count_drop(DROP_THREAD_SLOT_EVICTED);
 		return 0;
 	}
-	end = slot_exit(ts, layer, nest);
+	end = slot_exit(ts, layer, nest, timed_layers);
 	if (end.missed)
 		count_drops(DROP_CALL_EXIT_MISSED, end.missed);
 	if (end.evicted)

@@ -17,6 +17,8 @@
  */
 const volatile bool split_calls;
 const volatile __u32 root_layer;
+/* Bit l: the plan times layer l (a call of it can be open in a thread). */
+const volatile __u32 timed_layers;
 #ifdef BENCH_WITHOUT_OPTIONS
 /* bench/sysprog.py's build without the parts of calls (events.bpf.h). */
 #define split_calls false

@@ -83,14 +83,16 @@ struct slot_end {
  * The outermost call of layer ended: no call of a later layer can still
  * be open in the thread. One that is lost its exit (a kretprobe out of
  * instances): closed here, or its layer would stay open (depth above 0)
- * and never be timed again. Returns how many were closed.
+ * and never be timed again. Returns how many were closed. timed: bit l
+ * set for each layer this run times; no other layer has a call to close
+ * (a constant in the programs: the others' tests are not even run).
  */
-static inline __u32 slot_heal(struct thread_starts *ts, __u32 layer)
+static inline __u32 slot_heal(struct thread_starts *ts, __u32 layer, __u32 timed)
 {
 	__u32 missed = 0;
 
 	for (__u32 l = 0; l < NR_CALL_LAYERS; l++) {
-		if (l <= layer)
+		if (l <= layer || !(timed & (1U << l)))
 			continue;
 		if (!ts->depth[l] && !ts->start_ns[l])
 			continue; /* most: a test, not two stores */
@@ -105,9 +107,11 @@ static inline __u32 slot_heal(struct thread_starts *ts, __u32 layer)
 /*
  * A call of layer ends. An inner call of a nesting layer only leaves its
  * depth; the outermost (or a call entered before tracing began, depth 0)
- * clears the layer's start, heals the later layers and says what it was.
+ * clears the layer's start, heals the later layers (of those timed, as
+ * slot_heal) and says what it was.
  */
-static inline struct slot_end slot_exit(struct thread_starts *ts, __u32 layer, bool nest)
+static inline struct slot_end slot_exit(struct thread_starts *ts, __u32 layer, bool nest,
+					__u32 timed)
 {
 	struct slot_end end = { 0 };
 	__u64 start;
@@ -122,7 +126,7 @@ static inline struct slot_end slot_exit(struct thread_starts *ts, __u32 layer, b
 		ts->depth[layer] = 0;
 	start = ts->start_ns[layer];
 	ts->start_ns[layer] = 0;
-	end.missed = slot_heal(ts, layer);
+	end.missed = slot_heal(ts, layer, timed);
 	if (start != SLOT_EVICTED) {
 		end.start = start;
 		return end;

@@ -117,6 +117,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	/* Calls are split, and sent as events, at the root layer (planner). */
 	ro->split_calls = plan->split_layer >= 0;
 	ro->root_layer = (__u32)plan->root_layer;
+	ro->timed_layers = plan_timed_layers(plan);
 	set_events(skel, cfg, tg, plan);
 	ro->blk_origin_attached = blk && plan->blk_origin;
 	ro->blk_origin_sees_all =

@@ -569,6 +569,17 @@ bool plan_traces_threads(const struct plan *plan)
 	return false;
 }
 
+__u32 plan_timed_layers(const struct plan *plan)
+{
+	__u32 timed = 0;
+
+	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++)
+		for (unsigned int op = 0; op < NR_OPS; op++)
+			if (plan->cells[layer][op].src != METHOD_NONE)
+				timed |= 1U << layer;
+	return timed;
+}
+
 unsigned int plan_nr_traced(const struct plan *plan)
 {
 	unsigned int n = 0;

@@ -145,6 +145,9 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 /* Does any traced cell time calls of threads (every layer but bio, blk)? */
 bool plan_traces_threads(const struct plan *plan);
 
+/* Bit l set for each layer of threads (l < NR_CALL_LAYERS) with a cell traced. */
+__u32 plan_timed_layers(const struct plan *plan);
+
 /* Number of traced cells. */
 unsigned int plan_nr_traced(const struct plan *plan);
 

@@ -58,7 +58,7 @@ static __u64 leave(unsigned int layer, __u64 now)
 
 	layer_ns = 0;
 	preempted();
-	end = slot_exit(&ts, layer, nests(layer));
+	end = slot_exit(&ts, layer, nests(layer), ~0U);
 	missed += end.missed;
 	evicted += end.evicted;
 	if (!end.start)
@@ -291,6 +291,32 @@ Test(call_parts, lost_inner_exit_heals)
 	leave(LAYER_VFS, T0 + 160);
 	cr_assert_eq(leave(LAYER_SYSCALL, T0 + 170), 70);
 	cr_assert_eq(missed, 1);
+}
+
+/*
+ * slot_heal tests only the layers the run times (timed_layers): those of
+ * -T syscall are the system call's alone, and a stale vfs depth there
+ * (a state no such run makes) is left as it is, and not counted.
+ */
+Test(call_parts, heal_looks_only_at_timed_layers)
+{
+	reset();
+	enter(LAYER_SYSCALL, T0);
+	ts.depth[LAYER_VFS] = 1;
+	ts.start_ns[LAYER_EXT4] = T0 + 5;
+	end = slot_exit(&ts, LAYER_SYSCALL, false, 1U << LAYER_SYSCALL);
+	cr_assert_eq(end.start, T0);
+	cr_assert_eq(end.missed, 0);
+	cr_assert_eq(ts.depth[LAYER_VFS], 1);
+	cr_assert_eq(ts.start_ns[LAYER_EXT4], T0 + 5);
+
+	/* timed, the same two are lost exits: closed and counted */
+	ts.start_ns[LAYER_SYSCALL] = T0 + 10;
+	end = slot_exit(&ts, LAYER_SYSCALL, false,
+			(1U << LAYER_SYSCALL) | (1U << LAYER_VFS) | (1U << LAYER_EXT4));
+	cr_assert_eq(end.missed, 2);
+	cr_assert_eq(ts.depth[LAYER_VFS], 0);
+	cr_assert_eq(ts.start_ns[LAYER_EXT4], 0);
 }
 
 /*
