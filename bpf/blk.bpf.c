@@ -136,7 +136,7 @@ static __always_inline struct thread_starts *call_of(struct thread_starts *ts)
 /* A request started by a thread inside a traced call: the call's block I/O. */
 static __always_inline void count_call_request(struct thread_starts *ts, __u32 bytes)
 {
-	ts->blk_requests++;
+	call_counts(ts)->blk_requests++;
 	ts->blk_bytes += bytes;
 }
 

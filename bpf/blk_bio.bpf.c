@@ -53,7 +53,7 @@ static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
 		return 0;
 	if (bio_filtered_out(bio))
 		return 0;
-	call->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+	call_counts(call)->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
 	return 0;
 }
 

@@ -85,7 +85,7 @@ static __always_inline void count_call_flush(struct thread_starts *ts, struct re
 					     bool btf)
 {
 	if (rq_waits_for_flush(rq, rq_cmd_flags(rq, btf))) {
-		ts->blk_requests++;
+		call_counts(ts)->blk_requests++;
 		ts->blk_flushes++;
 	}
 }

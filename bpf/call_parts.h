@@ -146,12 +146,18 @@ static inline __u64 parts_lock_ns(const struct thread_starts *ts, __u32 k)
 	return k < NR_LOCK_KINDS && (ts->parts_mask & (1U << PART_LOCK)) ? ts->lock_ns[k] : 0;
 }
 
-/* What a call counts besides its parts, zeroed as a root call begins. */
-static inline void parts_reset_counts(struct thread_starts *ts)
+/*
+ * What a call counts besides its parts (its block requests, journal
+ * commit, pages and longest contention), begun at 0 by the first program
+ * of the call that counts one: most calls (a cached read) count nothing,
+ * and neither zero 14 fields as they begin nor add them up as they end.
+ * Every writer and reader of a count goes through here; ts->counting says
+ * the fields are this call's.
+ */
+static inline struct thread_starts *call_counts(struct thread_starts *ts)
 {
-	ts->parts_mask = 0; /* part_ns and lock_ns: zeroed as first charged */
-	ts->lock_addr = 0;
-	ts->lock_kind = 0;
+	if (ts->counting)
+		return ts;
 	ts->lock_max_ns = 0;
 	ts->lock_max_addr = 0;
 	ts->blk_requests = 0;
@@ -164,6 +170,16 @@ static inline void parts_reset_counts(struct thread_starts *ts)
 	ts->readahead_pages = 0;
 	ts->ra_req_end = 0;
 	ts->writeback_pages = 0;
+	ts->counting = 1;
+	return ts;
+}
+
+/* A root call begins: no part charged, no contention, nothing counted. */
+static inline void parts_reset_counts(struct thread_starts *ts)
+{
+	ts->parts_mask = 0; /* part_ns and lock_ns: zeroed as first charged */
+	ts->lock_kind = 0;  /* lock_addr is read only inside a contention */
+	ts->counting = 0;   /* the counts: zeroed as first counted */
 }
 
 /*
@@ -280,6 +296,7 @@ static inline __u64 parts_lock_end(struct thread_starts *ts, __u64 now, __u64 ad
 	if (!parts_open(ts) || !ts->lock_kind || ts->lock_addr != addr || parts_busy(ts))
 		return 0;
 	now = parts_charge(ts, now);
+	call_counts(ts);
 	if (now - ts->lock_start > ts->lock_max_ns) {
 		ts->lock_max_ns = now - ts->lock_start;
 		ts->lock_max_addr = addr;

@@ -165,6 +165,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->bytes = ts->bytes;
 	for (__u32 p = 0; p < NR_PARTS; p++)
 		e->part_ns[p] = split_calls ? parts_ns(ts, p) : 0;
+	call_counts(ts); /* read below: this call's, or zeros */
 	e->blk_requests = ts->blk_requests;
 	e->blk_flushes = ts->blk_flushes;
 	e->blk_bytes = ts->blk_bytes;

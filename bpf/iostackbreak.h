@@ -274,6 +274,9 @@ struct thread_starts {
 	__u8 file_pending;
 	/* A program is changing the thread's split (call_parts.h). */
 	__u8 busy;
+	/* The counts below (blk_*, lock_max_*, journal_*, pages) are the
+	 * open call's: set by the first to count one (call_parts.h). */
+	__u8 counting;
 	/* Bit p: part_ns[p] was charged in this call (so is not 0); a clear
 	 * bit's part_ns, and lock_ns without PART_LOCK's, are stale
 	 * (call_parts.h: parts_ns()). */

@@ -133,14 +133,19 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		return;
 	t->count++;
 	t->total_ns += delta;
-	t->blk_requests += ts->blk_requests;
-	t->blk_bytes += ts->blk_bytes;
-	t->journal_requests += ts->journal_requests;
-	t->journal_flushes += ts->journal_flushes;
-	t->journal_bytes += ts->journal_bytes;
-	t->cache_miss_pages += ts->cache_miss_pages;
-	t->readahead_pages += ts->readahead_pages;
-	t->writeback_pages += ts->writeback_pages;
+	/* Most calls counted nothing (call_counts()): nothing to add. */
+	if (ts->counting) {
+		t->blk_requests += ts->blk_requests;
+		t->blk_bytes += ts->blk_bytes;
+		t->journal_requests += ts->journal_requests;
+		t->journal_flushes += ts->journal_flushes;
+		t->journal_bytes += ts->journal_bytes;
+		t->cache_miss_pages += ts->cache_miss_pages;
+		t->readahead_pages += ts->readahead_pages;
+		t->writeback_pages += ts->writeback_pages;
+		if (ts->cache_miss_pages)
+			hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
+	}
 	/* lock_ns is the call's only once the lock part was charged (parts_ns()) */
 	if (ts->parts_mask & (1U << PART_LOCK))
 		for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
@@ -164,8 +169,6 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 					    hist_bucket(part), true);
 		}
 	}
-	if (ts->cache_miss_pages)
-		hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
 }
 
 /* -P: one of a call's counts (enum process_count), where it is not 0. */
@@ -189,6 +192,7 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 {
 	if (op >= NR_FS_OPS)
 		return;
+	call_counts(ts); /* read below: this call's, or zeros */
 	key->cell_idx = CALL_TOTAL_INDEX(op);
 	record_breakdown_or(DROP_PARTS_MAP_FULL, key, comm, delta);
 	for (__u32 p = 0; p < NR_PARTS; p++) {

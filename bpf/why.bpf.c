@@ -199,7 +199,7 @@ static __always_inline void journal_waker(struct thread_starts *ts, bool btf)
 	parts_journal_wake(ts);
 	if (j->jbd2_state != JBD2_COMMITTED)
 		return;
-	ts->journal_requests = j->journal_requests;
+	call_counts(ts)->journal_requests = j->journal_requests;
 	ts->journal_flushes = j->journal_flushes;
 	ts->journal_bytes = j->journal_bytes;
 }
@@ -246,7 +246,7 @@ int tp_cache_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx)
 	if (bpf_core_field_exists(ctx->order))
 		pages = 1ULL << (BPF_CORE_READ(ctx, order) & 31);
 	index = BPF_CORE_READ(ctx, index);
-	ts->cache_miss_pages += pages;
+	call_counts(ts)->cache_miss_pages += pages;
 	if (ts->ra_req_end) {
 		if (index >= ts->ra_req_end)
 			ts->readahead_pages += pages;
@@ -277,7 +277,7 @@ static __always_inline int on_readahead(struct trace_event_raw_page_cache_ra_op_
 	if (!ts || !parts_open(ts))
 		return 0;
 	end = BPF_CORE_READ(ctx, index) + BPF_CORE_READ(ctx, req_count);
-	if (end > ts->ra_req_end)
+	if (end > call_counts(ts)->ra_req_end)
 		ts->ra_req_end = end;
 	return 0;
 }
@@ -315,6 +315,6 @@ int tp_writeback(struct trace_event_raw_ext4_writepages_result___iosb *ctx)
 		return 0;
 	pages = BPF_CORE_READ(ctx, pages_written);
 	if (pages > 0)
-		ts->writeback_pages += (__u64)pages;
+		call_counts(ts)->writeback_pages += (__u64)pages;
 	return 0;
 }

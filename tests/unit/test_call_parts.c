@@ -516,6 +516,49 @@ Test(call_parts, the_last_calls_parts_are_not_this_ones)
 }
 
 /*
+ * A call's counts (block requests, journal, pages, its longest contention)
+ * are not zeroed as it begins, only as it counts its first (call_counts):
+ * a call that counts nothing reads zeros, never the call before's.
+ *   call 1: 100 syscall | 2 requests, 8 KiB, 3 pages | contention 110..150
+ *           | 200 -syscall
+ *   call 2: 300 syscall | 360 -syscall
+ *   call 3: 400 syscall | 1 page | 450 -syscall
+ */
+Test(call_parts, the_last_calls_counts_are_not_this_ones)
+{
+	reset();
+	enter(LAYER_SYSCALL, 100);
+	call_counts(&ts)->blk_requests += 2;
+	call_counts(&ts)->blk_bytes += 8192;
+	call_counts(&ts)->cache_miss_pages += 3;
+	parts_lock_begin(&ts, 110, 0xa000, LOCK_MUTEX);
+	parts_lock_end(&ts, 150, 0xa000);
+	cr_assert_eq(leave(LAYER_SYSCALL, 200), 100);
+	cr_assert(ts.counting);
+	cr_assert_eq(call_counts(&ts)->blk_requests, 2);
+	cr_assert_eq(ts.blk_bytes, 8192);
+	cr_assert_eq(ts.lock_max_ns, 40);
+	cr_assert_eq(ts.lock_max_addr, 0xa000);
+
+	enter(LAYER_SYSCALL, 300);
+	cr_assert_not(ts.counting, "a call begins counting nothing");
+	cr_assert_eq(ts.blk_requests, 2, "and does not zero the last call's counts");
+	cr_assert_eq(leave(LAYER_SYSCALL, 360), 60);
+	cr_assert_not(ts.counting);
+	cr_assert_eq(call_counts(&ts)->blk_requests, 0, "read, they are this call's: none");
+	cr_assert_eq(ts.blk_bytes, 0);
+	cr_assert_eq(ts.cache_miss_pages, 0);
+	cr_assert_eq(ts.lock_max_ns, 0);
+	cr_assert_eq(ts.lock_max_addr, 0);
+
+	enter(LAYER_SYSCALL, 400);
+	call_counts(&ts)->cache_miss_pages += 1;
+	cr_assert_eq(leave(LAYER_SYSCALL, 450), 50);
+	cr_assert_eq(ts.cache_miss_pages, 1);
+	cr_assert_eq(ts.blk_requests, 0);
+}
+
+/*
  * An interrupt lands while the thread's exit program is changing its slot
  * (busy): a lock contended in it fires contention_begin and _end with the
  * thread as current. Those change nothing; the outer change is the only
