@@ -7,11 +7,14 @@
 Two passes, as root (take both locks on a shared machine, bench/README.md):
 1. added time: per round, every configuration once in a rotated order,
    each run paired with an untraced run just before it; added ns per call
-   = traced - untraced, medians over rounds, and the ratio to the floor's.
+   = traced - untraced, medians over rounds, and the ratio to the floor's:
+   of the medians, and the median of each round's ratio (paired: a
+   round's runs are minutes apart at most, so a machine that drifts
+   over the run moves both sides of a round's ratio alike).
    BPF run-time statistics are off here: they cost every run two clock reads.
 2. kernel run time: kernel.bpf_stats_enabled on (restored after), the same
    rotation; per program that ran, run_time_ns / run_cnt, and the sum of all
-   the tracer's programs per traced call.
+   the tracer's programs per traced call; the ratios as in 1.
 
   bench/sysprog.py [--rounds N] [--n N] [--tool LABEL=PATH ...]
                    [--args 'ARGS' ...] [--ladder] [--save NAME]
@@ -149,26 +152,34 @@ def main():
     med = statistics.median
     floor = med(added[FLOOR_NAME])
     floor_k = med(per_call[FLOOR_NAME])
+
+    def paired(xs, floors):
+        """The median of the rounds' ratios to the floor of the same round."""
+        return med(x / f for x, f in zip(xs, floors) if f > 0)
+
     md = ["# The syscall layer against its floor (bench/sysprog.py)", "",
           f"{cpu_model()}, {os.cpu_count()} CPUs, Linux {os.uname().release}; "
           f"{a.n} cached 4 KiB preads a run on CPU 0, {a.rounds} rounds (rotated order).",
           "", "Added time (traced - the untraced run before it; stats off):", "",
-          "| tracer | added ns/call | vs floor | all rounds |", "|---|---:|---:|---|"]
+          "| tracer | added ns/call | vs floor | paired | all rounds |",
+          "|---|---:|---:|---:|---|"]
     for name, _ in configs:
         x = added[name]
         md.append(f"| {name} | {med(x):.0f} | {med(x) / floor:.2f} | "
+                  f"{paired(x, added[FLOOR_NAME]):.2f} | "
                   + ", ".join(f"{v:.0f}" for v in x) + " |")
     md += ["", "Kernel run time (BPF_STATS_RUN_TIME; the program body, not its dispatch):",
-           "", "| tracer | BPF ns / call | vs floor | programs: ns per run (runs per call; "
-           "instructions after the verifier, bytes jited) |",
-           "|---|---:|---:|---|"]
+           "", "| tracer | BPF ns / call | vs floor | paired | programs: ns per run (runs per "
+           "call; instructions after the verifier, bytes jited) |",
+           "|---|---:|---:|---:|---|"]
     for name, _ in configs:
         progs = "; ".join(f"{p} {med(v[0] for v in xs):.1f} ({med(v[1] for v in xs):.2f}; "
                           f"{xs[0][2]}, {xs[0][3]})"
                           for p, xs in sorted(per_prog[name].items()))
         md.append(f"| {name} | {med(per_call[name]):.1f} "
                   f"({', '.join(f'{v:.0f}' for v in per_call[name])}) | "
-                  f"{med(per_call[name]) / floor_k:.2f} | {progs} |")
+                  f"{med(per_call[name]) / floor_k:.2f} | "
+                  f"{paired(per_call[name], per_call[FLOOR_NAME]):.2f} | {progs} |")
     md += [f"\nDid not start: {f}" for f in failed]
     text = "\n".join(md) + "\n"
     print(text)
