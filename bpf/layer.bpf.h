@@ -107,7 +107,7 @@ left_out_nested:
 	 * the depth it adds. The slot is only looked up, never made.
 	 */
 	if (use_task_storage)
-		ts = my_stored_slots(cur);
+		ts = slots_of(cur, true);
 	else
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (ts && ts->depth[layer])
@@ -231,7 +231,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	if (!cur && use_task_storage)
 		cur = bpf_get_current_task_btf();
 	if (use_task_storage)
-		ts = my_stored_slots(cur);
+		ts = slots_of(cur, true);
 	else
 		ts = bpf_map_lookup_elem(&thread_starts, &tid);
 	if (!ts) {

@@ -167,24 +167,11 @@ static __always_inline struct thread_starts *slots_of(struct task_struct *task, 
 	return bpf_map_lookup_elem(&thread_starts, &tid);
 }
 
-/* The current thread's slots in task storage or a fast slot, or NULL;
- * task: the current task, a BTF pointer. */
-static __always_inline struct thread_starts *my_stored_slots(struct task_struct *task)
-{
-	if (use_fast_slots) {
-		__u32 tid = task->pid;
-		struct fast_slot *f = fast_slot_at(tid);
-
-		if (f && f->owner == fast_owner(tid, task->start_time))
-			return &f->ts;
-	}
-	return bpf_task_storage_get(&task_starts, task, 0, 0);
-}
-
 /*
- * The same, made fresh when the thread has none: in its fast slot when
- * that is free, or held by a dead thread of the same id (ids are unique
- * among live threads), else in task storage. Only with task storage.
+ * The current thread's slots (task: a BTF pointer to it), made fresh when
+ * the thread has none: in its fast slot when that is free, or held by a
+ * dead thread of the same id (ids are unique among live threads), else in
+ * task storage. Only with task storage.
  */
 static __always_inline struct thread_starts *my_stored_slots_made(struct task_struct *task)
 {

@@ -64,7 +64,7 @@ static __always_inline struct thread_starts *current_slots_tp(void)
 	__u32 tid;
 
 	if (use_task_storage)
-		return my_stored_slots(bpf_get_current_task_btf());
+		return slots_of(bpf_get_current_task_btf(), true);
 	tid = (__u32)bpf_get_current_pid_tgid();
 	return bpf_map_lookup_elem(&thread_starts, &tid);
 }
