@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from harness import (TOOL, KEYED, FtraceInstance, kernel_dev_t, kernel_skips_pid1, LoopDevice,
-                     Skip, Tool, cell, make_tempdir, mount, on_cleanup, run)
+                     Skip, Tool, cell, make_tempdir, mount, on_cleanup, run, workload_prefix)
 
 TESTS = []
 
@@ -66,8 +66,13 @@ class Zram:
 
 
 def fio_json(dev, *args, timeout=120):
-    p = subprocess.run(["fio", "--name=bio", f"--filename={dev}", "--direct=1", "--bs=4k",
-                        "--ioengine=psync", "--output-format=json", *args],
+    """fio on dev, on the CPU a LoopDevice keeps for the workloads
+    (harness.pid1_off_the_disk): run anywhere, fio shared CPU 0 with PID 1,
+    and the loop device, which completes a request on the CPU that
+    submitted it, completed some on top of PID 1, where this development
+    kernel runs no BPF program (fresh24: 34 of 8192 requests, 4 bio ends)."""
+    p = subprocess.run([*workload_prefix(), "fio", "--name=bio", f"--filename={dev}", "--direct=1",
+                        "--bs=4k", "--ioengine=psync", "--output-format=json", *args],
                        capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout[p.stdout.index("{"):])["jobs"][0]
@@ -223,6 +228,9 @@ def bio_split_on_a_request_based_disk_counts_the_parent_once():
     # BPF program runs while PID 1 is current, harness.check_blk_count)
     # loses its bio's end too.
     missed = rep["dropped_by_reason"]["request_completion_missed"]
+    # The loop device keeps PID 1 off the CPU fio runs and completes on:
+    # none may be missed then (only a 1-CPU machine cannot keep it off).
+    assert missed == 0 or not workload_prefix(), (missed, workload_prefix())
     assert truth - missed <= bios[0]["count"] <= truth, (bios, truth, missed)
     if bios[0]["count"] != truth:
         assert kernel_skips_pid1(), (bios, truth, missed)
@@ -231,7 +239,10 @@ def bio_split_on_a_request_based_disk_counts_the_parent_once():
     assert sum(c["count"] for c in rqs) + rep["dropped_by_reason"]["request_completion_missed"] \
         == after[0] - before[0] == 16 * truth, (rqs, after, before)
     drops = rep["dropped_by_reason"]
-    assert drops["bio_map_full"] == 0 and drops["bio_completion_missed"] == 0, drops
+    # A bio end lost with its request is found again, as missed, where its
+    # struct is reused: never more than were lost (0 when none was).
+    assert drops["bio_map_full"] == 0, drops
+    assert drops["bio_completion_missed"] <= truth - bios[0]["count"], (drops, bios, truth)
     # Each bio holds its 16 requests: its time is at least its slowest one's.
     assert bios[0]["p50_ns"] >= rqs[0]["p50_ns"], (bios, rqs)
 
