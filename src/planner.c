@@ -560,15 +560,6 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 		 plan->cells[layer][0].why, remedy);
 }
 
-bool plan_traces_threads(const struct plan *plan)
-{
-	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
-		for (unsigned int op = 0; op < NR_OPS; op++)
-			if (layer < NR_CALL_LAYERS && plan->cells[layer][op].src != METHOD_NONE)
-				return true;
-	return false;
-}
-
 __u32 plan_timed_layers(const struct plan *plan)
 {
 	__u32 timed = 0;
@@ -578,6 +569,11 @@ __u32 plan_timed_layers(const struct plan *plan)
 			if (plan->cells[layer][op].src != METHOD_NONE)
 				timed |= 1U << layer;
 	return timed;
+}
+
+bool plan_traces_threads(const struct plan *plan)
+{
+	return plan_timed_layers(plan) != 0;
 }
 
 unsigned int plan_nr_traced(const struct plan *plan)
