@@ -22,7 +22,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import Skip, Tool, Work, cell, kernel_skips_pid1, make_cgroup, remove_cgroup
+from harness import LoopDevice, Skip, Tool, Work, cell, make_cgroup, remove_cgroup
 from test_host import one_line_error
 
 TESTS = []
@@ -305,8 +305,13 @@ def promtool_finds_no_problems_in_a_full_exposition():
     if not promtool:
         raise Skip("promtool is not installed (scripts/install-deps.sh installs it)")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        path = os.path.join(tmp, "data")
-        work = Work("-c", "-D", "pread", "300", path)
+        # Its own disk, kept off PID 1 (harness.pid1_off_the_disk): on a
+        # kernel that hides completions on top of PID 1, a scrape in the
+        # middle of a run cannot know of one yet (it is counted as missed
+        # at the struct's next use, or at the end), so 2 of 300 went
+        # unseen in a CI run that read a file on the root disk.
+        loop = LoopDevice(tmp, size_mib=8)
+        work = Work("-D", "pread", "300", loop.dev)
         port = free_port()
         tool = Tool(f"--prometheus={port}", "-P", "-D", "-F", "--stats", "--top", "20")
         work.go()
@@ -338,18 +343,10 @@ def promtool_finds_no_problems_in_a_full_exposition():
         assert value(samples, LATENCY + "_count", layer="syscall", op="read", pid=work.pid,
                      comm="iowork") == 300
         blk = [v for (n, ls), v in samples.items() if n == LATENCY + "_count"
-               and dict(ls).get("pid") == str(work.pid) and dict(ls)["layer"] == "blk"]
-        # Its 300 requests, and whatever else it submitted (its own
-        # binary's pages): each counted, or counted as missed where the
-        # kernel runs no BPF program (harness.check_blk_count), never lost
-        # silently.
-        missed = value(samples, "iostackbreak_dropped_events_total",
-                       reason="request_completion_missed")
-        assert sum(blk) + missed >= 300, (blk, missed)
-        if missed:
-            assert kernel_skips_pid1(), f"{missed} completions missed"
-            print(f"    PID 1 HIDDEN (this kernel): {missed:.0f} block completions "
-                  "interrupted PID 1 (counted apart)", flush=True)
+               and dict(ls).get("pid") == str(work.pid) and dict(ls)["layer"] == "blk"
+               and dict(ls)["disk"] == loop.name]
+        # Its 300 requests on its disk, every one seen.
+        assert sum(blk) == 300, blk
         assert all("disk" in dict(ls) and "flags" in dict(ls) for (n, ls) in samples
                    if n == LATENCY + "_count" and dict(ls)["layer"] == "blk")
         for path_, method, want in (("/", "GET", 404), ("/metrics/x", "GET", 404),
