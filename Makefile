@@ -69,6 +69,8 @@ CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks
 CORE_SRCS += src/version.c src/bio_stack.c
 # -G: cgroup paths and the container and pod ids in them.
 CORE_SRCS += src/cgname.c
+# IOSB_* switches of tests and benches, read in one place.
+CORE_SRCS += src/dev_switches.c
 BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/blk_leftovers.c src/collect.c src/stats.c src/metrics.c \
 	src/events.c src/session.c src/main.c
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "dev_switches.h"
 #include "blk_leftovers.h"
 #include "layers.h"
 #include "iostackbreak.skel.h"
@@ -521,58 +522,6 @@ static int attach_raw_syscalls(struct tracer *t, const struct plan *plan, char *
 }
 
 /*
- * IOSB_THREAD_SLOTS=N (tests): the start slots in the LRU hash with N
- * entries even where task storage works, so that the fallback, and what
- * it counts when it evicts, can be checked on any kernel. Returns N, 0
- * when unset, -1 (err set) when not a number from 1 to MAX_THREADS.
- */
-static long forced_hash_slots(char *err, size_t errsz)
-{
-	const char *s = getenv("IOSB_THREAD_SLOTS");
-	char *end;
-	long n;
-
-	if (!s)
-		return 0;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < 1 || n > MAX_THREADS) {
-		snprintf(err, errsz,
-			 "IOSB_THREAD_SLOTS='%s': give a number of thread slots from 1 to %d, "
-			 "or unset it",
-			 s, MAX_THREADS);
-		return -1;
-	}
-	return n;
-}
-
-/*
- * IOSB_FAST_SLOTS=N (tests, benches): N fast thread slots in front of task
- * storage (bpf/thread.bpf.h), a power of 2 up to FAST_SLOTS; 0 none, so
- * every thread's state is in task storage. Returns N, FAST_SLOTS when
- * unset, -1 (err set) when not one of those.
- */
-static long forced_fast_slots(char *err, size_t errsz)
-{
-	const char *s = getenv("IOSB_FAST_SLOTS");
-	char *end;
-	long n;
-
-	if (!s)
-		return FAST_SLOTS;
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < 0 || n > FAST_SLOTS || (n & (n - 1))) {
-		snprintf(err, errsz,
-			 "IOSB_FAST_SLOTS='%s': give 0, or a power of 2 up to %d fast thread "
-			 "slots, or unset it",
-			 s, FAST_SLOTS);
-		return -1;
-	}
-	return n;
-}
-
-/*
  * The skeleton's open, with the object that calls no kernel function unless
  * the plan calls one: where the kernel has no BTF of its own, libbpf
  * resolves a kfunc there only and refuses to load an object that declares
@@ -660,12 +609,10 @@ void tracer_thread_state(const struct tracer *t, char *buf, size_t sz)
 int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 		 const struct targets *tg, char *err, size_t errsz)
 {
-	long slots = forced_hash_slots(err, errsz);
-	long fast = slots < 0 ? 0 : forced_fast_slots(err, errsz);
+	long slots = dev_switches()->hash_slots;
+	long fast = dev_switches()->fast_slots;
 
 	memset(t, 0, sizeof(*t));
-	if (slots < 0 || fast < 0)
-		return -1;
 	/*
 	 * Only loading tells whether this kernel lets these program types use
 	 * task storage: try it, and load again with the hash if it refuses.

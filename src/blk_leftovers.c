@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * At the end of a run: block requests whose start we recorded and whose
- * completion no program saw, and which are no longer in flight. On a
- * kernel that runs no BPF program on top of PID 1 (KERNEL NOTES) a
- * completion there is hidden; the struct's next use counts it, but a
- * struct not used again before the run ends would leave it uncounted.
+ * completion no program saw, and which are no longer in flight. A
+ * completion the kernel ran no program for (a kernel skips a tracing
+ * program that would nest in another run of it on the same CPU, and
+ * counts a recursion miss) is counted at the struct's next use; a struct
+ * not used again before the run ends would leave it uncounted.
  *
  * In-flight counts are read before the programs detach (blk_leftovers_mark):
  * a disk with none in flight then had every request that started before

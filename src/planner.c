@@ -499,7 +499,6 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->syscall_prefix = caps->syscall_prefix;
 	plan->kprobe_fallback = cfg->attach == METHOD_NONE && caps->kprobes;
 	plan->btf = caps->btf;
-	plan->bpf_skips_pid1 = caps->bpf_skips_pid1;
 	plan->rdonly_cast = caps->rdonly_cast;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(cfg->layers & (1U << layer)))
@@ -647,13 +646,8 @@ void plan_print(const struct plan *plan, FILE *out)
 		}
 	}
 	plan_why_print(plan, out);
-	if (plan->bpf_skips_pid1)
-		fprintf(out, "%s\n", BPF_SKIPS_PID1_NOTE);
 	if (plan->blk_timing[0] && plan->cells[LAYER_BLK][0].src != METHOD_NONE)
 		fprintf(out, "blk timing: %s\n", plan->blk_timing);
-	/* No entry keyed by request, so nothing to find at the struct's reuse. */
-	if (plan->bpf_skips_pid1 && plan->blk_stamped)
-		fprintf(out, "%s\n", BLK_STAMPED_PID1_NOTE);
 }
 
 static int plan_root_layer(const struct plan *plan)

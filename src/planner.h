@@ -21,8 +21,6 @@ struct kcaps {
 	const char *kprobe_why;
 	const char *syscall_prefix; /* "__x64_sys_", "__arm64_sys_", ... or NULL */
 	bool blk_rq_q_arg;	    /* insert/issue take (q, rq): before 5.11 */
-	/* BPF tracing programs do not run while a thread of PID 1 is current */
-	bool bpf_skips_pid1;
 	bool rdonly_cast; /* the bpf_rdonly_cast kfunc (6.2+) is in the kernel's BTF */
 	/* net.core.bpf_jit_enable = 0: programs run in the interpreter, which
 	 * refuses kfunc calls and callbacks (bpf_loop) */
@@ -106,7 +104,6 @@ struct plan {
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 	bool btf;		    /* tp_btf programs can load (else raw_tp) */
-	bool bpf_skips_pid1;	    /* kcaps.bpf_skips_pid1: said by --plan and reports */
 	bool rdonly_cast;	    /* kcaps.rdonly_cast: the storage check's cheaper reads */
 	/*
 	 * The root layer, decided here once: the outermost layer of threads
@@ -153,20 +150,6 @@ unsigned int plan_nr_traced(const struct plan *plan);
 
 /* The method as --plan names it ("tp_btf", "-" for METHOD_NONE). */
 const char *method_name(enum attach_method method);
-
-/*
- * Said under --plan and -v, and with a report's request_completion_missed,
- * on a kernel with kcaps.bpf_skips_pid1 (man page: KERNEL NOTES).
- */
-#define BPF_SKIPS_PID1_NOTE                                                                        \
-	"note: this kernel runs no BPF program while a thread of PID 1 is current "                \
-	"(bpf_prog_aux.init_owned): PID 1's own calls, and block completions that "                \
-	"interrupt it, are seen by no BPF tool; those completions are counted as "                 \
-	"request_completion_missed"
-
-#define BLK_STAMPED_PID1_NOTE                                                                      \
-	"note: with one program per request those completions are not counted "                    \
-	"apart; IOSB_BLK_STAMPS=0 (or -P) keeps the programs that count them"
 
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);

@@ -12,6 +12,7 @@
 #include "cells.h"
 #include "layers.h"
 #include "blk_stamps.h"
+#include "dev_switches.h"
 #include "probe.h"
 
 #define MAX_NAMES 64
@@ -28,7 +29,6 @@ struct probe_ctx {
 	char fentry_why[160];
 	char kprobe_why[160];
 	char syscall_prefix[32];
-	bool skips_pid1; /* kcaps.bpf_skips_pid1, for blk_stamped() */
 };
 
 const char *tracefs_path(void)
@@ -289,27 +289,13 @@ static void probe_kprobes(struct probe_ctx *p, struct kcaps *caps)
 		 "CONFIG_KPROBES off)");
 }
 
-/*
- * IOSB_BLK_STAMPS=0 (tests, benches): the programs keyed by request even
- * where the kernel stamps requests; =1: one program per request even on a
- * kernel that hides completions on top of PID 1 (where the keyed programs
- * are the default: they count those apart). Both ways can then be checked
- * on one kernel.
- */
+/* One program per request where the kernel stamps the disk's requests;
+ * the programs keyed by request where a test or bench asks for them. */
 static bool blk_stamped(void *ctx, const char *disk, bool queued, char *why, size_t whysz)
 {
-	const char *env = getenv("IOSB_BLK_STAMPS");
-	struct probe_ctx *p = ctx;
-
-	if (env && !strcmp(env, "0")) {
+	(void)ctx;
+	if (dev_switches()->blk_keyed) {
 		snprintf(why, whysz, "IOSB_BLK_STAMPS=0 in the environment");
-		return false;
-	}
-	if (p->skips_pid1 && !(env && !strcmp(env, "1"))) {
-		snprintf(why, whysz,
-			 "this kernel hides completions on top of PID 1 from BPF, and only "
-			 "the programs keyed by request count them apart; IOSB_BLK_STAMPS=1 "
-			 "forces one program per request");
 		return false;
 	}
 	return blk_disks_stamped("/sys", disk, queued, why, whysz);
@@ -341,32 +327,6 @@ static int tp_proto_params(const struct btf *btf, const char *tp)
 	const struct btf_type *t = tp_proto(btf, tp);
 
 	return t ? btf_vlen(t) : -1;
-}
-
-/*
- * Some sandbox kernels (seen on 6.18.44-fc, the Firecracker/PVM build these
- * machines run) do not run a BPF tracing program while a thread of PID 1 is
- * current, unless PID 1 loaded it: bpf_trace_run*() compare current->tgid
- * with 1 and prog->aux->init_owned, and return without counting a recursion
- * miss. Events in PID 1's threads are then invisible to every BPF tool, and
- * so are interrupt-time events that land on them, such as block completions
- * (measured: ~1 in 3,000 at rq_affinity=2 under fio; none with PID 1 pinned
- * to another CPU). The field init_owned is the patch's mark in BTF.
- */
-static bool probe_bpf_skips_pid1(const struct btf *btf)
-{
-	int id = btf__find_by_name_kind(btf, "bpf_prog_aux", BTF_KIND_STRUCT);
-	const struct btf_type *t;
-	const struct btf_member *m;
-
-	if (id < 0)
-		return false;
-	t = btf__type_by_id(btf, (__u32)id);
-	m = btf_members(t);
-	for (unsigned short i = 0; i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), "init_owned"))
-			return true;
-	return false;
 }
 
 /* Is the first argument of a tracepoint (after its void *) a pointer to
@@ -501,14 +461,12 @@ int kcaps_probe(struct kcaps *caps, const char *btf_path, char *err, size_t errs
 	caps->bio_q_arg = tp_proto_params(p->types, "block_bio_queue") == 3; /* (q, bio) */
 	/* io_uring_complete(void *, ctx, req, cqe) since 6.3; more before */
 	caps->uring_complete_fields = tp_proto_params(p->types, "io_uring_complete") > 4;
-	caps->bpf_skips_pid1 = probe_bpf_skips_pid1(p->types);
 	/* A kfunc: libbpf and the kernel resolve it in the kernel's own BTF,
 	 * and only the JIT can call one (the interpreter refuses to load a
 	 * program that does: ENOTSUPP). */
 	caps->jit_off = bpf_jit_off();
 	caps->rdonly_cast = p->kernel && !caps->jit_off &&
 			    btf__find_by_name_kind(p->kernel, "bpf_rdonly_cast", BTF_KIND_FUNC) > 0;
-	p->skips_pid1 = caps->bpf_skips_pid1;
 	caps->uring_parts_other_args = !probe_uring_parts_args(p->types);
 	return 0;
 }

@@ -423,8 +423,6 @@ static int text_end(struct sink *s, const struct report *r)
 				fprintf(out, " %" PRIu64 " %s", r->drops[i], drop_reason_name(i));
 	}
 	fprintf(out, ")\n");
-	if (r->drops[DROP_RQ_COMPLETION_MISSED] && r->plan->bpf_skips_pid1)
-		fprintf(out, "(%s)\n", BPF_SKIPS_PID1_NOTE);
 	return fflush(out) || ferror(out) ? -1 : 0;
 }
 

@@ -29,6 +29,7 @@
 #include "cgroup.h"
 #include "collect.h"
 #include "command.h"
+#include "dev_switches.h"
 #include "disk.h"
 #include "events.h"
 #include "fileid.h"
@@ -250,6 +251,10 @@ static int session_start(struct session *s)
 	const struct config *cfg = s->cfg;
 	char err[512];
 
+	if (dev_switches_read(err, sizeof(err))) {
+		say("%s", err);
+		return -1;
+	}
 	if (resolve_targets(s))
 		return -1;
 	if (kcaps_probe(&s->caps, cfg->btf, err, sizeof(err))) {

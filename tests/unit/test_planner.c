@@ -972,28 +972,6 @@ Test(planner, source_names)
 	cr_assert_str_eq(method_name(METHOD_KPROBE), "kprobe");
 }
 
-/* A kernel that runs no BPF program in PID 1's threads: --plan says so,
- * once, after the table; other kernels print no note. */
-Test(planner, print_note_when_bpf_skips_pid1)
-{
-	struct membuf m;
-	const char *text;
-
-	build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
-	plan_print(&plan, membuf_open(&m));
-	text = membuf_close(&m);
-	cr_assert_null(strstr(text, "note:"), "%s", text);
-	membuf_free(&m);
-
-	fk.caps.bpf_skips_pid1 = true;
-	replan();
-	plan_print(&plan, membuf_open(&m));
-	text = membuf_close(&m);
-	cr_assert_eq(count_substr(text, BPF_SKIPS_PID1_NOTE "\n"), 1, "%s", text);
-	cr_assert_not_null(strstr(text, "request_completion_missed"), "%s", text);
-	membuf_free(&m);
-}
-
 /* The lock and journal parts, and the page counts: with their tracepoints
  * and split calls; a kernel without them (6.1 has no readahead ones, 5.15
  * no contention ones) keeps the time in blocked, and --plan says so. */
@@ -1087,25 +1065,6 @@ Test(planner, blk_one_program_where_requests_are_stamped)
 	cfg.per_flags = true;
 	replan();
 	expect_stamped("rq->start_time_ns", "fake loop3 iostats");
-}
-
-/* Where BPF skips PID 1, --plan says one program cannot count those
- * completions apart; the programs keyed by request can. */
-Test(planner, blk_one_program_says_what_pid1_hides)
-{
-	struct membuf m;
-	const char *text;
-
-	for (int stamped = 0; stamped < 2; stamped++) {
-		build(FAKE_TRACEPOINTS, "blk", METHOD_NONE);
-		fk.caps.bpf_skips_pid1 = true;
-		fk.caps.blk_stamped = stamped ? fake_stamped : NULL;
-		replan();
-		plan_print(&plan, membuf_open(&m));
-		text = membuf_close(&m);
-		cr_assert_eq(count_substr(text, BLK_STAMPED_PID1_NOTE "\n"), stamped, "%s", text);
-		membuf_free(&m);
-	}
 }
 
 Test(planner, blk_falls_back_and_says_why)
