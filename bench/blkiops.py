@@ -41,9 +41,7 @@ FLOOR_DONE = os.path.join(BUILD, "bench", "floor-blk_done.bpf.o")
 def configs(disk):
     ours = [TOOL, "-d", disk]
     old = {"IOSB_BLK_STAMPS": "0"}
-    # One program per request even on a kernel that hides completions on
-    # top of PID 1 (where the keyed programs are the default).
-    new = {"IOSB_BLK_STAMPS": "1"}
+    new = None  # the default: one program per request
     return [
         ("untraced", None, None),
         ("-T blk", ours + ["-T", "blk"], new),

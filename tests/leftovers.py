@@ -16,8 +16,8 @@ then exits non-zero, naming each one, if any of these remains:
   - with --host (suites that make devices: they hold the machine's host
     lock, so nothing else makes these meanwhile): a loop device, mount or
     ftrace instance that was not there before, a cgroup named iosb-*
-    (the tests' names), or a thread of PID 1 allowed fewer CPUs than before
-    (tests that keep PID 1 off a CPU, harness.keep_pid1_on).
+    (the tests' names). (What a suite must not change of processes it did
+    not start, tests/untouched.py watches over the whole of make check.)
 Otherwise it exits with COMMAND's status. It prints the suite's wall time
 (and appends "NAME SECONDS" to $IOSB_STAGE_TIMES when set, for make check).
 
@@ -88,19 +88,6 @@ def our_cgroups():
     return found
 
 
-def pid1_cpus():
-    """The CPUs the most confined thread of PID 1 may run on."""
-    least = None
-    for tid in os.listdir("/proc/1/task"):
-        try:
-            cpus = sorted(os.sched_getaffinity(int(tid)))
-        except OSError:
-            continue  # a thread that ended meanwhile
-        if least is None or len(cpus) < len(least):
-            least = cpus
-    return least or []
-
-
 def processes():
     """[(pid, comm, environment bytes)] of every live process but us."""
     out = []
@@ -162,7 +149,7 @@ def snapshot():
     tracefs_mounted()
     return {"progs": sorted(bpf_ids("prog")), "links": sorted(bpf_ids("link")),
             "loops": loop_devices(), "mounts": mounts(), "cgroups": our_cgroups(),
-            "traces": trace_instances(), "pid1_cpus": pid1_cpus(),
+            "traces": trace_instances(), 
             "pids": [pid for pid, _, _ in processes()], "time": time.time()}
 
 
@@ -232,9 +219,6 @@ def check(before, token, host):
         for cg in our_cgroups():
             if cg not in before["cgroups"]:
                 found.append(f"cgroup {cg} still there")
-        if len(pid1_cpus()) < len(before.get("pid1_cpus", [])):
-            found.append(f"a thread of PID 1 may run on CPUs {pid1_cpus()} only, "
-                         f"{before['pid1_cpus']} before")
         for inst in trace_instances():
             if inst not in before["traces"]:
                 found.append(f"ftrace instance {inst} (/sys/kernel/tracing/instances) still there")

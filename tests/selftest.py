@@ -6,8 +6,11 @@
    fails, the runner goes on to the next test, and tests/leftovers.py finds
    no process, BPF program or link, loop device, mount or cgroup left.
 2. The leftover check is not blind: a suite that leaves a process, a loop
-   device, an iosb-* cgroup, a mount, a BPF program and PID 1 confined to
-   one CPU behind fails it, each one named."""
+   device, an iosb-* cgroup, a mount and a BPF program behind fails it,
+   each one named.
+3. tests/untouched.py, which watches PID 1 over make check, is not blind:
+   pointed at a process of the selftest's own, it names a change of its
+   CPUs and of its nice value made while a command ran."""
 
 import os
 import re
@@ -72,12 +75,6 @@ def leftovers_are_found():
         leak = (f"setsid sleep 300 </dev/null >/dev/null 2>&1 & "
                 f"mkdir {group} && losetup -f --show {img} && "
                 f"mount -t bpf iosb-selftest {mnt} && bpftool prog load {prog} {pin}")
-        # PID 1 on one CPU, as a test that keeps it off the disk's CPU
-        # (harness.keep_pid1_on) would leave it if it never let go.
-        confine = len(os.sched_getaffinity(1)) > 1
-        pid1_had = os.sched_getaffinity(1)
-        if confine:
-            leak += " && taskset -p -c 0 1"
         rc, out = suite("leaky-suite", "sh", "-c", leak)
         dev = [w for w in out.split() if w.startswith("/dev/loop")]
         try:
@@ -89,10 +86,7 @@ def leftovers_are_found():
             assert f"mount {mnt} still mounted" in out, "the mount not found"
             assert re.search(r"BPF prog \d+ loaded during the run and still loaded", out), \
                 "the pinned BPF program not found"
-            assert not confine or "a thread of PID 1 may run on CPUs [0] only" in out, \
-                "PID 1 confined to CPU 0 not found"
         finally:
-            os.sched_setaffinity(1, pid1_had)
             for d in dev[:1]:
                 subprocess.run(["losetup", "-d", d])
             if os.path.exists(pin):
@@ -102,19 +96,43 @@ def leftovers_are_found():
                 os.rmdir(group)
 
 
+def untouched_names_a_change():
+    """A process of our own stands for PID 1: a command that moves it to
+    one CPU and renices it is caught, each change named; a command that
+    leaves it alone passes with its own exit status."""
+    untouched = os.path.join(HERE, "untouched.py")
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        pid = str(victim.pid)
+        p = subprocess.run([untouched, "--pid", pid, "--every", "0.1", "--", "sh", "-c",
+                            f"sleep 0.3; taskset -p -c 0 {pid} >/dev/null; renice -n 5 -p {pid} "
+                            ">/dev/null; sleep 0.3; exit 0"],
+                           capture_output=True, text=True, timeout=60)
+        print("\n".join("    " + line for line in p.stdout.splitlines()), flush=True)
+        assert p.returncode == 1, f"exit status {p.returncode} after a change"
+        assert "cpus of its threads" in p.stdout and "nice" in p.stdout, p.stdout
+        p = subprocess.run([untouched, "--pid", pid, "--every", "0.1", "--", "sh", "-c",
+                            "sleep 0.3; exit 3"], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 3 and "unchanged" in p.stdout, (p.returncode, p.stdout)
+    finally:
+        victim.kill()
+        victim.wait()
+
+
 def main():
     if os.geteuid():
         print("selftest: needs root (loop devices, cgroups, BPF): run it as root", file=sys.stderr)
         return 1
     failed = 0
-    for fn in (failed_test_leaves_nothing, leftovers_are_found):
+    tests = (failed_test_leaves_nothing, leftovers_are_found, untouched_names_a_change)
+    for fn in tests:
         try:
             fn()
             print(f"PASS {fn.__name__}", flush=True)
         except AssertionError as e:
             failed += 1
             print(f"FAIL {fn.__name__}: {e}", flush=True)
-    print(f"{2 - failed} passed, {failed} failed")
+    print(f"{len(tests) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

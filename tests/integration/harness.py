@@ -253,6 +253,14 @@ def fail_on_purpose(stage):
                              f"live: {'; '.join(pending_cleanups())}")
 
 
+def environment(changes):
+    """os.environ with changes: a value of None removes that variable."""
+    if not changes:
+        return None
+    env = {**os.environ, **changes}
+    return {k: v for k, v in env.items() if v is not None}
+
+
 class Tool:
     """iostackbreak running in the background until stop()."""
 
@@ -261,7 +269,7 @@ class Tool:
         self.args = [*prefix, TOOL, *args]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, **env} if env else None)
+                                     env=environment(env))
         self.stderr_lines = []
         self._wait_ready(timeout)
         fail_on_purpose(f"after {os.path.basename(TOOL)} attached")
@@ -316,10 +324,9 @@ class Work:
     """The iowork workload, set up and held until go()."""
 
     def __init__(self, *args, prefix=None):
-        # prefix: a command that execs it (taskset -c 1 ...): same pid. By
-        # default the CPU pid1_off_the_disk() keeps for the workloads.
+        # prefix: a command that execs it (taskset -c 1 ...): same pid.
         if prefix is None:
-            prefix = _workload_prefix
+            prefix = ()
         self.args = [*prefix, IOWORK, "-w", *args]
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -394,206 +401,82 @@ def diskstats_writes(name):
     raise AssertionError(f"{name} not in /proc/diskstats")
 
 
-def kernel_skips_pid1():
-    """Does this kernel run no BPF program while a thread of PID 1 is
-    current? The tool finds out from BTF and says so under --plan (the
-    note of src/planner.h, BPF_SKIPS_PID1_NOTE)."""
-    global _SKIPS_PID1
-    if _SKIPS_PID1 is None:
-        p = subprocess.run([TOOL, "--plan", "-T", "blk"], capture_output=True, text=True,
-                           timeout=60)
-        assert p.returncode == 0, p.stderr
-        _SKIPS_PID1 = "bpf_prog_aux.init_owned" in p.stdout
-    return _SKIPS_PID1
+def host_hides_completions():
+    """Does this host's kernel skip BPF programs for some block completions?
+
+    The project's development machines run a kernel (6.18.44-fc) whose
+    bpf_trace_run*() return early, counting no recursion miss, while a
+    thread of PID 1 is current, unless PID 1 loaded the program (the patch
+    adds the field bpf_prog_aux.init_owned, whose name is then in the
+    kernel's BTF strings). A completion that interrupts PID 1 is seen by
+    no BPF tool: measured about 1 in 3,000 under fio on a loop device, and
+    libbpf-tools' biolatency misses the same ones
+    (test_faults.thirty_two_fio_jobs_counted_exactly). Stock kernels have
+    no such field; on them no completion may be missed (the VM guests
+    prove it, tests/vm/guest_blk.sh). The suite never moves PID 1 to avoid
+    it: it counts the loss instead (count_hidden_completions_apart)."""
+    global _HIDES
+    if _HIDES is None:
+        with open("/sys/kernel/btf/vmlinux", "rb") as f:
+            _HIDES = b"\0init_owned\0" in f.read()
+    return _HIDES
 
 
-_SKIPS_PID1 = None
-
-
-# PID 1 is kept off a CPU by a cpuset of its own (keep_pid1_on); the cgroup
-# v1 hierarchy this kind of machine mounts it on.
-CPUSET_ROOT = "/sys/fs/cgroup/cpuset"
-PID1_CPUSET = os.path.join(CPUSET_ROOT, "iosb-pid1")
-# Holders of PID 1's cpuset (keep_pid1_on): the last one to let go ends it.
-_pid1_holds = 0
-
-
-def _write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def _cgroup_procs(cgroup):
-    with open(os.path.join(cgroup, "cgroup.procs")) as f:
-        return [int(p) for p in f.read().split()]
-
-
-def keep_pid1_on(cpu):
-    """Keeps every thread of PID 1 on cpu, the threads it starts meanwhile
-    too; returns the function that gives them back the machine's CPUs.
-
-    PID 1 (the sandbox's init, a thread-pool runtime) starts threads as it
-    works. Pinned thread by thread (sched_setaffinity), a thread started
-    while its creator was being pinned copied the creator's CPUs first and
-    appeared after the listing (a direct-read test lost 1 of 400
-    completions so), and a thread started
-    while pinned kept the pin after the threads listed were restored (a
-    later session found all 13 of PID 1's threads, and every command it
-    started, on CPU 0). A cpuset moves all of PID 1's threads at once (the
-    kernel stops forks meanwhile), a thread started after inherits it,
-    and moving PID 1 back gives every thread the root's CPUs."""
-    global _pid1_holds
-    if not os.path.exists(os.path.join(CPUSET_ROOT, "cpuset.cpus")):
-        raise AssertionError(f"no cgroup v1 cpuset at {CPUSET_ROOT}: PID 1 cannot be kept "
-                             "off a CPU (the kernel hides completions on top of it)")
-    if _pid1_holds == 0:
-        os.makedirs(PID1_CPUSET, exist_ok=True)
-        with open(os.path.join(CPUSET_ROOT, "cpuset.mems")) as f:
-            _write(os.path.join(PID1_CPUSET, "cpuset.mems"), f.read().strip())
-        _write(os.path.join(PID1_CPUSET, "cpuset.cpus"), str(cpu))
-        _write(os.path.join(PID1_CPUSET, "cgroup.procs"), "1")
-        for tid in map(int, os.listdir("/proc/1/task")):
-            try:
-                assert os.sched_getaffinity(tid) == {cpu}, (tid, os.sched_getaffinity(tid))
-            except ProcessLookupError:
-                pass  # a thread that ended meanwhile
-    _pid1_holds += 1
-    released = False
-
-    def release():
-        global _pid1_holds
-        nonlocal released
-        if released:
-            return
-        released = True
-        _pid1_holds -= 1
-        if _pid1_holds:
-            return
-        # PID 1 and whatever it started meanwhile (its children are born
-        # in its cpuset) go back to the root, which has every CPU.
-        for _ in range(100):
-            procs = _cgroup_procs(PID1_CPUSET)
-            if not procs:
-                os.rmdir(PID1_CPUSET)
-                return
-            for pid in procs:
-                try:
-                    _write(os.path.join(CPUSET_ROOT, "cgroup.procs"), str(pid))
-                except ProcessLookupError:
-                    pass  # ended meanwhile
-        raise AssertionError(f"{PID1_CPUSET}: processes keep arriving: {procs}")
-
-    return release
-
-
-# The prefix Work() runs a workload under by default: set while a test keeps
-# PID 1 off its disk (pid1_off_the_disk), so every workload of that test
-# submits, and has its requests completed, on a CPU PID 1 does not run on.
-_workload_prefix = ()
-
-
-def _set_workload_prefix(prefix):
-    global _workload_prefix
-    _workload_prefix = prefix
-
-
-def workload_prefix():
-    """The prefix a workload that is not iowork (fio, dd) runs under to
-    stay off PID 1's CPU while the test keeps PID 1 off a disk; else ()."""
-    return _workload_prefix
-
-
-def pid1_state():
-    """Where PID 1 may run, for a message that says why a completion was
-    missed: its name, cpuset, its threads' CPUs, and whether this is the
-    machine's own PID namespace (PID 1 is the kernel's only there)."""
-    with open("/proc/1/comm") as f:
-        comm = f.read().strip()
-    with open("/proc/1/cpuset") as f:
-        cpuset = f.read().strip()
-    cpus = {}
-    for tid in os.listdir("/proc/1/task"):
-        try:
-            mask = ",".join(map(str, sorted(os.sched_getaffinity(int(tid)))))
-        except OSError:
-            continue
-        cpus[mask] = cpus.get(mask, 0) + 1
-    with open("/proc/self/status") as f:
-        nspid = next(line.split()[1:] for line in f if line.startswith("NSpid:"))
-    return (f"PID 1 {comm}, cpuset {cpuset}, threads by CPUs {cpus}, "
-            f"{'own' if len(nspid) == 1 else 'a nested'} PID namespace")
-
-
-def pid1_off_the_disk(disk):
-    """On a kernel that runs no BPF program on top of PID 1 (harness
-    .check_blk_count), a test that needs every completion of disk seen
-    keeps them off PID 1: PID 1's threads on CPU 0 (restored when the test
-    ends), the disk completing each request on the CPU that submitted it;
-    returns the prefix that runs a workload on CPU 1, which Work() then
-    uses by default until the test ends. Elsewhere: (). Every LoopDevice
-    does this: a test that counts a loop device's requests needs them all."""
-    if not kernel_skips_pid1() or len(os.sched_getaffinity(0)) < 2:
-        return ()
-    with open(f"/sys/block/{disk}/queue/rq_affinity", "w") as f:
-        f.write("2")
-    on_cleanup("PID 1's cpuset", keep_pid1_on(0))
-    prefix = ("taskset", "-c", "1")
-    on_cleanup("the workloads' CPU", _set_workload_prefix, _workload_prefix)
-    _set_workload_prefix(prefix)
-    return prefix
-
-def journal_off_pid1(disk):
-    """The journal thread of the ext4 on disk (jbd2/DISK-8) submits its
-    commits' requests: on the workloads' CPU (pid1_off_the_disk) when a
-    test keeps PID 1 off the disk, so those complete away from PID 1 too.
-    Call it after mounting; the thread goes with the unmount."""
-    if not _workload_prefix:
-        return
-    cpus = {int(_workload_prefix[-1])}
-    for pid in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip().startswith(f"jbd2/{disk}-"):
-                    os.sched_setaffinity(int(pid), cpus)
-        except (OSError, ValueError):
-            continue  # a process that ended meanwhile
+_HIDES = None
 
 
 # The block layer's programs keyed by request, even where one program per
 # request serves (bpf/blk_stamped.bpf.h): only they see a completion the
-# kernel never ran them for, at the struct's next use (check_blk_count), so
-# the tests that count those use them; test_blk_stamped.py compares both.
+# kernel ran no program for, at the struct's next use or the run's end
+# (check_blk_count).
 KEYED = {"IOSB_BLK_STAMPS": "0"}
-# One program per request even where the keyed programs are the default
-# (a kernel that hides completions on top of PID 1).
-STAMPED = {"IOSB_BLK_STAMPS": "1"}
+# The tool's own choice of block programs: one per request where the kernel
+# stamps requests, whatever count_hidden_completions_apart() chose.
+DEFAULT_BLK = {"IOSB_BLK_STAMPS": None}
 
+
+def count_hidden_completions_apart():
+    """On a host whose kernel hides completions (host_hides_completions),
+    every tool the suite starts times block requests with the programs
+    keyed by request, which count each hidden completion as
+    request_completion_missed, so every block count holds counted + missed
+    = truth (check_blk_count). A test of the default path asks for it with
+    env=DEFAULT_BLK and compares it with the keyed programs of the same
+    run. Elsewhere: nothing changes. Called once by run.py and the soak."""
+    if host_hides_completions():
+        os.environ.update(KEYED)
 
 
 def check_blk_count(rep, got, truth, what):
     """The block layer's count against an independent truth (fio, diskstats):
     every request is counted, or counted as missed, exactly:
-    got + request_completion_missed == truth.
-
-    A completion is missed only where the kernel runs no BPF program for
-    it. On a kernel that runs them everywhere, none may be missed. The
-    development machines' kernel (6.18.44-fc, a Firecracker/PVM sandbox
-    build) runs none while a thread of PID 1 is current: bpf_trace_run*()
-    return early when current->tgid == 1 and the program's
-    bpf_prog_aux.init_owned is 0, counting no recursion miss (its
-    disassembly, README "Block counts"). A completion that interrupts PID 1
-    is seen by no BPF tool: libbpf-tools' biolatency misses the same ones
-    (test_faults.thirty_two_fio_jobs_counted_exactly), and with PID 1
-    pinned away from the CPU that completes the requests none is missed
-    (test_blk_exact.blk_exact_with_pid1_on_another_cpu). There each miss
-    is printed, and allowed."""
+    got + request_completion_missed == truth. A completion is missed only
+    where the kernel ran no BPF program for it: on a kernel that runs them
+    for every completion, none may be (host_hides_completions)."""
     missed = rep["dropped_by_reason"]["request_completion_missed"]
     assert got + missed == truth, f"{what}: counted {got} + missed {missed} != {truth}"
     if missed:
-        assert kernel_skips_pid1(), \
-            f"{what}: {missed} completions missed on a kernel that runs BPF in every context"
-        print(f"    PID 1 HIDDEN (this kernel runs no BPF program in PID 1's threads): {what}: "
-              f"{missed} of {truth} completions interrupted PID 1 (counted apart)", flush=True)
+        assert host_hides_completions(), \
+            f"{what}: {missed} completions missed on a kernel that runs BPF for every one"
+        print(f"    hidden from BPF by this host's kernel: {what}: {missed} of {truth} "
+              "completions, counted apart", flush=True)
+
+
+def check_blk_ops(rep, got, truth, what):
+    """check_blk_count for several ops at once: got and truth map op ->
+    count. A missed completion is of some op the report cannot name, so
+    each op's count is at most its truth and the shortfalls add up to
+    request_completion_missed exactly."""
+    missed = rep["dropped_by_reason"]["request_completion_missed"]
+    short = {op: n - got.get(op, 0) for op, n in truth.items()}
+    extra = {op: n for op, n in got.items() if n and op not in truth}
+    assert not extra and min(short.values(), default=0) >= 0 and \
+        sum(short.values()) == missed, f"{what}: counted {got} + missed {missed} != {truth}"
+    if missed:
+        assert host_hides_completions(), \
+            f"{what}: {missed} completions missed on a kernel that runs BPF for every one"
+        print(f"    hidden from BPF by this host's kernel: {what}: {missed} completions "
+              "counted apart", flush=True)
 
 
 def cell(report, layer, op):
@@ -620,7 +503,7 @@ class FtraceInstance:
     each filtered by field == value (filt; None: every event), off until
     start()."""
 
-    def __init__(self, tag, events, filt):
+    def __init__(self, tag, events, filt, buffer_kb=8192):
         tracefs = "/sys/kernel/tracing"
         self.dir = os.path.join(tracefs, "instances", f"iosb-{tag}-{os.getpid()}")
         for cat, _ in events:
@@ -635,11 +518,21 @@ class FtraceInstance:
             with open(os.path.join(d, "enable"), "w") as f:
                 f.write("1")
         with open(os.path.join(self.dir, "buffer_size_kb"), "w") as f:
-            f.write("8192")
+            f.write(str(buffer_kb))
 
     def _on(self, v):
         with open(os.path.join(self.dir, "tracing_on"), "w") as f:
             f.write(v)
+
+    def set_option(self, name, value):
+        """An option of this instance's own (options/NAME: record-tgid)."""
+        with open(os.path.join(self.dir, "options", name), "w") as f:
+            f.write(value)
+
+    def clear(self):
+        """Empties the buffer for the next start()."""
+        with open(os.path.join(self.dir, "trace"), "w") as f:
+            f.write("")
 
     def start(self):
         self._on("1")
@@ -650,6 +543,14 @@ class FtraceInstance:
         with open(os.path.join(self.dir, "trace")) as f:
             text = f.read()
         assert "LOST" not in text, "ftrace lost events: the count would be short"
+        # A full buffer overwrites its oldest events and says so only in
+        # each CPU's stats: an overrun would make the count short.
+        for cpu in os.listdir(os.path.join(self.dir, "per_cpu")):
+            with open(os.path.join(self.dir, "per_cpu", cpu, "stats")) as f:
+                stats = dict(line.split(":", 1) for line in f if ":" in line)
+            lost = {k: int(stats[k]) for k in ("overrun", "commit overrun", "dropped events")
+                    if k in stats and int(stats[k])}
+            assert not lost, f"ftrace lost events on {cpu}: {lost}: the count would be short"
         return text
 
     def close(self):
@@ -685,7 +586,6 @@ class LoopDevice:
         self.attached = True
         on_cleanup(f"loop device {self.dev}", self.close)
         self.name = os.path.basename(self.dev)
-        pid1_off_the_disk(self.name)
         if partitioned and not os.path.exists(f"/sys/class/block/{self.name}p1"):
             # Without udev the partition scan may not happen: ask for it.
             run("partx", "-a", self.dev)

@@ -121,6 +121,7 @@ def main():
         print(f"run.py: IOSTACKBREAK_TEST_FAIL={fail} names no test; the names are the "
               "PASS/FAIL lines' (e.g. cgroup_selects_only_the_process_inside_it)", file=sys.stderr)
         return 2
+    harness.count_hidden_completions_apart()
     signal.signal(signal.SIGALRM, on_alarm)
     signal.signal(signal.SIGTERM, on_term)
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}

@@ -11,7 +11,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import KEYED, STAMPED, TOOL, LoopDevice, Tool, cell, check_blk_count, count, on_cleanup
+from harness import (DEFAULT_BLK, KEYED, TOOL, LoopDevice, Tool, cell, check_blk_count, count,
+                     environment, on_cleanup)
 
 TESTS = []
 
@@ -41,7 +42,7 @@ def fio(dev, *args):
 
 def plan(*args, env=None):
     p = subprocess.run([TOOL, "--plan", *args], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, **(env or {})})
+                       env=environment(env))
     assert p.returncode == 0, p.stderr
     return p.stdout + p.stderr
 
@@ -79,11 +80,11 @@ def blk_stamped_one_program_counts_and_times_like_the_kernel():
         loop = LoopDevice(tmp, size_mib=256)
         try:
             for mode in ([], ["-Q"]):
-                out = plan("-T", "blk", "-d", loop.name, *mode, env=STAMPED)
+                out = plan("-T", "blk", "-d", loop.name, *mode, env=DEFAULT_BLK)
                 assert "blk timing: one program per request" in out, out
                 for engine in (["--ioengine=psync"], ["--ioengine=io_uring", "--iodepth=32"]):
                     args = ("-T", "blk", "-d", loop.name, "--json", "--stats", *mode)
-                    new, old = Tool(*args, env=STAMPED), Tool(*args, env=KEYED)
+                    new, old = Tool(*args, env=DEFAULT_BLK), Tool(*args, env=KEYED)
                     before = reads(loop.name)
                     f = fio(loop.dev, *engine, "--runtime=2", "--time_based")
                     time.sleep(0.1)
@@ -136,11 +137,11 @@ def blk_stamped_falls_back_where_a_queue_is_not_stamped():
         loop = LoopDevice(tmp)
         try:
             set_queue(loop.name, "wbt_lat_usec", "0")
-            out = plan("-T", "blk", "-d", loop.name, env=STAMPED)
+            out = plan("-T", "blk", "-d", loop.name, env=DEFAULT_BLK)
             assert "programs keyed by request" in out and f"{loop.name}: wbt is off" in out, out
-            out = plan("-T", "blk", "-d", loop.name, "-Q", env=STAMPED)
+            out = plan("-T", "blk", "-d", loop.name, "-Q", env=DEFAULT_BLK)
             assert "one program" in out, out
-            tool = Tool("-T", "blk", "-d", loop.name, "--json", env=STAMPED)
+            tool = Tool("-T", "blk", "-d", loop.name, "--json", env=DEFAULT_BLK)
             before = reads(loop.name)
             f = fio(loop.dev, "--ioengine=psync", "--runtime=1", "--time_based")
             time.sleep(0.1)
@@ -149,7 +150,7 @@ def blk_stamped_falls_back_where_a_queue_is_not_stamped():
             assert f["total_ios"] == n, (f["total_ios"], n)
             check_blk_count(rep, count(rep, "blk", "read"), n, "wbt off")
             set_queue(loop.name, "iostats", "0")
-            out = plan("-T", "blk", "-d", loop.name, "-Q", env=STAMPED)
+            out = plan("-T", "blk", "-d", loop.name, "-Q", env=DEFAULT_BLK)
             assert f"{loop.name}: queue/iostats is not 1" in out, out
             out = plan("-T", "blk", "-d", loop.name, env={"IOSB_BLK_STAMPS": "0"})
             assert "IOSB_BLK_STAMPS=0" in out, out

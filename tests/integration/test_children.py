@@ -182,16 +182,14 @@ def standard_tools_in_a_shell_script_match_strace():
 @test
 def block_requests_of_the_whole_tree_are_counted():
     """-T blk with a command: the requests its grandchild submits are its."""
-    from harness import LoopDevice, diskstats, workload_prefix
+    from harness import LoopDevice, diskstats
     static = static_iowork()
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)
         try:
             cmd = ["sh", "-c", f"sh -c '{static} -D pread 150 {loop.dev}; true'; true"]
             before = diskstats(loop.name)
-            # The tool and the command it runs on the workloads' CPU: the
-            # command's completions away from PID 1 (harness.pid1_off_the_disk).
-            p = run(*workload_prefix(), TOOL, "--json", "-T", "blk", "-d", loop.name, "--",
+            p = run(TOOL, "--json", "-T", "blk", "-d", loop.name, "--",
                     *cmd, timeout=120)
             after = diskstats(loop.name)
             assert p.returncode == 0, p.stderr
@@ -199,7 +197,7 @@ def block_requests_of_the_whole_tree_are_counted():
             reads = after[0] - before[0]
             assert reads >= 150, (before, after)
             assert count(rep, "blk", "read") == reads, (reads, rep)
-            p = run(*workload_prefix(), TOOL, "--json", "-T", "blk", "-d", loop.name,
+            p = run(TOOL, "--json", "-T", "blk", "-d", loop.name,
                     "--no-children", "--", *cmd, timeout=120)
             rep = json.loads(p.stdout.splitlines()[-1])
             assert count(rep, "blk", "read") == 0, rep

@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
-                     journal_off_pid1, kernel_dev_t, pid1_off_the_disk, run)
+from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, check_blk_ops,
+                     diskstats_writes, kernel_dev_t, run)
 
 
 N = 120
@@ -82,12 +82,8 @@ def run_pattern(name, args, sysop, journal, cache, tmp):
         # in the background, into the tools' start-up.
         run("mount", "-o", "no_prefetch_block_bitmaps", loop.dev, mnt, check=True)
         mounted = True
-        journal_off_pid1(loop.name)
         path = os.path.join(mnt, "f")
-        # Its requests complete on its CPU, away from PID 1's (harness
-        # .pid1_off_the_disk): none is hidden from BPF on top of PID 1.
-        work = Work(*[path if a == "FILE" else str(a) for a in args],
-                    prefix=pid1_off_the_disk(loop.name))
+        work = Work(*[path if a == "FILE" else str(a) for a in args])
         # Whatever setup left dirty goes out before the tools' window opens.
         run("sync")
         time.sleep(0.3)
@@ -139,10 +135,10 @@ def check_pattern(name, fig):
     plain = op_totals(r["plain"])
     what = f"{name}: diskstats {fig['diskstats']}, device flushes {fig['device_flushes']}"
     # The stated relation: write = diskstats' writes (an empty PREFLUSH write
-    # counted as the kernel does), flush = the flushes the device completed.
-    assert plain.get("write", 0) == ws, f"{what}: tool writes {plain}"
-    assert plain.get("flush", 0) == fig["device_flushes"], f"{what}: tool flushes {plain}"
-    assert plain.get("flush", 0) == dflush, f"{what}: tool flushes {plain}"
+    # counted as the kernel does), flush = the flushes the device completed,
+    # each counted or counted missed (harness.check_blk_ops).
+    assert fig["device_flushes"] == dflush, what
+    check_blk_ops(r["plain"], plain, {"write": ws, "flush": dflush}, what)
     for key in ("P", "D", "F", "Q"):
         got = op_totals(r[key])
         for op in set(plain) | set(got):
@@ -153,9 +149,13 @@ def check_pattern(name, fig):
     own = op_totals(r["p"])
     calls = cell(r["p"], "syscall", fig["sysop"])["count"]
     assert calls >= N, f"{what}: -p saw {calls} {fig['sysop']} calls"
+    # Completions the kernel ran no program for (harness.check_blk_ops;
+    # every tool misses the same ones): 0 but on a host that hides some.
+    missed = r["plain"]["dropped_by_reason"]["request_completion_missed"]
     if fig["device_flushes"] and "journal" not in name:
         # No journal: the process asked for every flush the disk did.
-        assert own.get("flush", 0) == fig["device_flushes"], f"{what}: -p {own}"
+        check_blk_ops(r["p"], {"write": own.get("write", 0), "flush": own.get("flush", 0)},
+                      {"write": ws, "flush": dflush}, f"{what}: -p")
     # Each call's own flushes, in its event: every flush its requests
     # waited for, asked for first or shared (4 threads: each waiter has
     # it), none on a write-through disk. Without a journal those are all
@@ -171,11 +171,15 @@ def check_pattern(name, fig):
     # of the process's calls', so the bytes of the calls' requests are the
     # sectors diskstats counts (* 512); an empty PREFLUSH write adds a
     # write and no bytes, in both.
+    # A missed completion leaves its call's event without that request:
+    # the events' sums are then short by at most the missed ones.
     if "journal" not in name:
         data = sum(e["blk"]["bytes"] for e in fig["events"])
-        assert data == wsect * 512, f"{what}: the calls' request bytes {data}"
+        assert data == wsect * 512 or (missed and data < wsect * 512), \
+            f"{what}: the calls' request bytes {data}, {missed} missed"
     if "journal" not in name and "threads" not in name:
-        assert flushes == fig["device_flushes"], f"{what}: events' own flushes {flushes}"
+        assert fig["device_flushes"] - missed <= flushes <= fig["device_flushes"], \
+            f"{what}: events' own flushes {flushes}, {missed} missed"
     elif "threads" in name:
         assert fig["device_flushes"] <= flushes <= calls, f"{what}: events' own flushes {flushes}"
     else:
@@ -244,10 +248,8 @@ def redis_fdatasyncs_have_one_flush_each():
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
-            # Its requests complete on its CPU, away from PID 1's: none is
-            # hidden from BPF on top of PID 1 (harness.pid1_off_the_disk).
             server = subprocess.Popen(
-                [*pid1_off_the_disk(loop.name), "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", mnt,
+                ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", mnt,
                  "--appendonly", "yes", "--appendfsync", "always", "--save", "",
                  "--daemonize", "no", "--logfile", os.path.join(tmp, "redis.log")],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -301,8 +303,11 @@ def redis_fdatasyncs_have_one_flush_each():
               f"diskstats flushes {flushes}")
         assert calls["fdatasync"] > 100, calls
         assert cell(rep, "syscall", "fsync")["count"] == syncs, (calls, rep["cells"])
-        assert pre == syncs, f"{pre} empty PREFLUSH writes for {syncs} syncs"
-        assert own.get("flush", 0) == syncs == flushes, (own, syncs, flushes)
+        # Each sync's empty PREFLUSH write and its flush, counted or
+        # counted missed (harness.check_blk_ops).
+        assert flushes == syncs, (flushes, syncs)
+        check_blk_ops(rep, {"preflush": pre, "flush": own.get("flush", 0)},
+                      {"preflush": syncs, "flush": syncs}, "redis's syncs")
 
 
 TESTS.append(redis_fdatasyncs_have_one_flush_each)

@@ -14,7 +14,7 @@ import time
 
 from harness import (IOWORK, KINDS, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids, cell,
                      check_blk_count,
-                     count, diskstats, run, strace_calls, workload_prefix)
+                     count, diskstats, run, strace_calls)
 
 TESTS = []
 
@@ -440,7 +440,7 @@ def workloads_we_did_not_write_fio_and_dd():
             # fio: 256 random 4 KiB O_DIRECT reads with pread (psync engine).
             tool = Tool("-T", "blk", "--json", "-d", loop.name, "-Q")
             before = diskstats(loop.name)
-            run(*workload_prefix(), "fio", "--name=t", f"--filename={loop.dev}",
+            run("fio", "--name=t", f"--filename={loop.dev}",
                 "--rw=randread", "--bs=4k",
                 "--direct=1", "--ioengine=psync", "--io_size=1M", "--size=64M",
                 "--randrepeat=1", "--output=/dev/null", check=True, timeout=120)
@@ -455,8 +455,7 @@ def workloads_we_did_not_write_fio_and_dd():
             want, left = strace_calls(cmd)
             assert want["read"] >= 300 and left["write", "other"] == 300, (want, left)
             before = diskstats(loop.name)
-            # On the workloads' CPU, dd with it (harness.pid1_off_the_disk).
-            p = run(*workload_prefix(), TOOL, "--json", "-T", "syscall,blk", "--", *cmd)
+            p = run(TOOL, "--json", "-T", "syscall,blk", "--", *cmd)
             after = diskstats(loop.name)
             assert p.returncode == 0, p.stderr
             rep = json.loads(p.stdout.splitlines()[-1])

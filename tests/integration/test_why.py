@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
-                     journal_off_pid1, kernel_dev_t, run)
+                     kernel_dev_t, run)
 from test_breakdown import check_report
 from test_events import check_nesting, slices
 from test_parts import calls as calls_of
@@ -253,7 +253,6 @@ def journal_window(work_args, tool_args, collect):
             run("mount", "-o", "no_prefetch_block_bitmaps,data=ordered", loop.dev, mnt,
                 check=True)
             mounted = True
-            journal_off_pid1(loop.name)
             work = Work(*[os.path.join(mnt, "f") if a == "FILE" else a for a in work_args])
             run("sync")
             time.sleep(0.3)
