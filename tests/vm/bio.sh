@@ -15,7 +15,7 @@ prog=tests/vm/bio.sh
 for f in build/iostackbreak build/iowork; do
 	[[ -x $root/$f ]] || { echo "$prog: $root/$f missing: run 'make all' first" >&2; exit 2; }
 done
-files=(--file "$root/build/iostackbreak" --file "$root/build/iowork")
+files=(--file "$root/tests/vm/guest_lib.sh" --file "$root/build/iostackbreak" --file "$root/build/iowork")
 for t in jq dmsetup mdadm; do
 	p=$(command -v "$t") || { echo "$prog: $t not found on the host: apt-get install $t" >&2; exit 2; }
 	files+=(--file "$p")

@@ -28,25 +28,11 @@ N=${1:-100}
 DELAY_MS=${2:-5}
 NULL_MS=2 # null_run: null_blk's time per request
 ATTACH_TIMEOUT=300
-npass=0
-nfail=0
-
-pass() { echo "PASS $1"; npass=$((npass + 1)); }
-fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+. guest_lib.sh
 # same NAME GOT WANT
 same() { if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then pass "$1 ($2)"; else fail "$1" "got ${2:-nothing}, want $3"; fi; }
 stat_of() { awk -v d="$1" -v f="$2" '$3 == d { print $f }' /proc/diskstats; } # DISK FIELD (4 reads, 8 writes)
 
-# until FILE has a line matching REGEX, while PID lives, at most SECS
-await() {
-	local i
-	for ((i = 0; i < $4 * 10; i++)); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
 
 # dm_name NAME: the kernel's name (dm-N) of device-mapper device NAME
 dm_name() {
