@@ -186,8 +186,11 @@ int opt_check_calls(struct config *cfg)
 
 int opt_check_plan(struct config *cfg)
 {
+	if (cfg->plan_check && !cfg->plan_only)
+		return opt_fail(cfg, "--check goes with --plan: it loads and attaches the plan's "
+				     "programs, then exits");
 	if (cfg->plan_only && (cfg->interval || cfg->command))
-		return opt_fail(cfg, "--plan attaches and exits: it takes no interval or "
+		return opt_fail(cfg, "--plan prints the plan and exits: it takes no interval or "
 				     "command");
 	return 0;
 }

@@ -180,6 +180,7 @@ enum long_only_keys {
 	OPT_JSON = 0x100,
 	OPT_ATTACH,
 	OPT_PLAN,
+	OPT_CHECK,
 	OPT_CGROUP,
 	OPT_TOP,
 	OPT_TIMESTAMP,
@@ -339,9 +340,14 @@ static const struct opt_row rows[] = {
 	  "kernel's own BTF (kprobes and raw tracepoints serve without it)",
 	  .parse = opt_btf, .once = true },
 	{ "plan", OPT_PLAN, NULL,
-	  "Attach, print for every layer and operation the source used and why "
-	  "others were rejected, then exit",
+	  "Print for every layer and operation the source that would be used and why "
+	  "others were rejected, read from BTF, tracefs and /proc/kallsyms, then exit; "
+	  "loads nothing",
 	  SET(plan_only), .check = opt_check_plan, .check_last = true },
+	{ "check", OPT_CHECK, NULL,
+	  "With --plan: load and attach every program first, as a run does (needs "
+	  "root), and print what attached",
+	  SET(plan_check), .check = opt_check_plan, .check_last = true },
 	{ "prometheus", OPT_PROMETHEUS, "[ADDR:]PORT",
 	  "Serve GET /metrics (Prometheus text format) on ADDR (default 127.0.0.1; "
 	  "0.0.0.0 or [::] for every interface) until stopped: histograms since start",

@@ -42,7 +42,8 @@ struct config {
 	bool queued;	       /* -Q */
 	enum unit unit;
 	bool json;
-	bool plan_only;		   /* --plan: print the plan as attached, exit */
+	bool plan_only;		   /* --plan: print the plan, exit */
+	bool plan_check;	   /* --check: --plan loads and attaches first */
 	bool verbose;		   /* -v: plan on stderr and libbpf's messages */
 	enum attach_method attach; /* --attach: METHOD_NONE (auto) or the one forced */
 	const char *btf;	   /* --btf: the kernel's BTF from this file */

@@ -500,6 +500,7 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->kprobe_fallback = cfg->attach == METHOD_NONE && caps->kprobes;
 	plan->btf = caps->btf;
 	plan->rdonly_cast = caps->rdonly_cast;
+	plan->unloaded = cfg->plan_only && !cfg->plan_check;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(cfg->layers & (1U << layer)))
 			continue;
@@ -609,7 +610,8 @@ static void print_uring_opcodes(unsigned int op, FILE *out)
 
 void plan_print(const struct plan *plan, FILE *out)
 {
-	fprintf(out, "%-8s %-8s %-10s %s\n", "LAYER", "OP", "SOURCE", "ATTACHED TO / WHY NOT");
+	fprintf(out, "%-8s %-8s %-10s %s\n", "LAYER", "OP", "SOURCE",
+		plan->unloaded ? "WOULD ATTACH TO / WHY NOT" : "ATTACHED TO / WHY NOT");
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
@@ -646,6 +648,8 @@ void plan_print(const struct plan *plan, FILE *out)
 		}
 	}
 	plan_why_print(plan, out);
+	if (plan->unloaded)
+		fprintf(out, "%s\n", PLAN_UNLOADED_NOTE);
 	if (plan->blk_timing[0] && plan->cells[LAYER_BLK][0].src != METHOD_NONE)
 		fprintf(out, "blk timing: %s\n", plan->blk_timing);
 }

@@ -16,6 +16,7 @@
 struct kcaps {
 	bool btf;		/* the kernel's own BTF: /sys/kernel/btf/vmlinux loads */
 	bool fentry;		/* a trial fentry/fexit loaded and attached */
+	bool fentry_untried;	/* fentry predicted, not tried (--plan) */
 	const char *fentry_why; /* if not, why (one phrase) */
 	bool kprobes;		/* the kernel can create kprobes */
 	const char *kprobe_why;
@@ -105,6 +106,7 @@ struct plan {
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 	bool btf;		    /* tp_btf programs can load (else raw_tp) */
 	bool rdonly_cast;	    /* kcaps.rdonly_cast: the storage check's cheaper reads */
+	bool unloaded;		    /* --plan without --check: nothing loaded or attached */
 	/*
 	 * The root layer, decided here once: the outermost layer of threads
 	 * with a traced cell (-1: none), whose calls are sent as events; and
@@ -150,6 +152,12 @@ unsigned int plan_nr_traced(const struct plan *plan);
 
 /* The method as --plan names it ("tp_btf", "-" for METHOD_NONE). */
 const char *method_name(enum attach_method method);
+
+/* Under a plan that loaded nothing (--plan without --check). */
+#define PLAN_UNLOADED_NOTE                                                                         \
+	"note: nothing was loaded: this plan is read from BTF, tracefs and /proc/kallsyms, and "  \
+	"fentry was not tried (a lockdown or a BPF LSM policy can still refuse it); "            \
+	"--plan --check loads and attaches every program as a run does"
 
 /* The table printed by --plan and -v. */
 void plan_print(const struct plan *plan, FILE *out);

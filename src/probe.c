@@ -29,7 +29,12 @@ struct probe_ctx {
 	char fentry_why[160];
 	char kprobe_why[160];
 	char syscall_prefix[32];
+	bool trampolines; /* arch_prepare_bpf_trampoline in kallsyms */
 };
+
+/* kcaps_probe(.., trial = false): --plan, which loads no program and
+ * mounts nothing; tracefs must then be there, and readable. */
+static bool look_only;
 
 const char *tracefs_path(void)
 {
@@ -48,7 +53,7 @@ const char *tracefs_path(void)
 			return found = paths[i];
 	}
 	/* Not mounted: libbpf needs it for tracepoint ids, so mount it. */
-	if (!mount("tracefs", paths[0], "tracefs", 0, NULL))
+	if (!look_only && !mount("tracefs", paths[0], "tracefs", 0, NULL))
 		return found = paths[0];
 	return NULL;
 }
@@ -170,6 +175,8 @@ static void scan_kallsyms(struct probe_ctx *p)
 			continue;
 		if (type != 't' && type != 'T')
 			continue;
+		if (!strcmp(sym, "arch_prepare_bpf_trampoline"))
+			p->trampolines = true;
 		for (unsigned int i = 0; i < p->nr_names; i++)
 			if (!p->in_kallsyms[i] && !strcmp(sym, p->names[i]))
 				p->in_kallsyms[i] = true;
@@ -216,6 +223,29 @@ static void describe_errno(char *buf, size_t sz, const char *what, int err)
 	default:
 		snprintf(buf, sz, "%sfailed on this kernel (%s)", what, strerror(err));
 	}
+}
+
+/*
+ * --plan without --check loads nothing: fentry is planned where the kernel
+ * has its own BTF and BPF trampolines, and the plan says it was not tried
+ * (a lockdown or an LSM policy can still refuse it: --plan --check tries).
+ */
+static void predict_fentry(struct probe_ctx *p, struct kcaps *caps)
+{
+	if (!p->kernel) {
+		snprintf(p->fentry_why, sizeof(p->fentry_why),
+			 "no kernel BTF (" SYSFS_BTF "): fentry attaches by the "
+			 "kernel's own, --btf's file does not serve");
+		return;
+	}
+	if (!p->trampolines) {
+		snprintf(p->fentry_why, sizeof(p->fentry_why),
+			 "no BPF trampolines in this kernel (no arch_prepare_bpf_trampoline "
+			 "in /proc/kallsyms)");
+		return;
+	}
+	caps->fentry = true;
+	caps->fentry_untried = true;
 }
 
 /*
@@ -420,11 +450,43 @@ static int load_btf(struct probe_ctx *p, const char *path, char *err, size_t err
 	return 0;
 }
 
-int kcaps_probe(struct kcaps *caps, const char *btf_path, char *err, size_t errsz)
+/* --plan as a user who cannot read tracefs: say so, rather than plan as
+ * if the kernel had no tracepoints. */
+static int tracefs_readable(char *err, size_t errsz)
 {
-	struct probe_ctx *p = calloc(1, sizeof(*p));
+	static const char *const paths[] = { "/sys/kernel/tracing/events",
+					      "/sys/kernel/debug/tracing/events" };
+	struct stat st;
+	int denied = 0;
+
+	for (unsigned int i = 0; i < 2; i++) {
+		if (!stat(paths[i], &st))
+			return 0;
+		if (errno == EACCES)
+			denied = (int)i + 1;
+	}
+	if (denied)
+		snprintf(err, errsz,
+			 "cannot read %s (permission denied): the plan needs the kernel's "
+			 "tracepoints listed there; run --plan as root",
+			 paths[denied - 1]);
+	else
+		snprintf(err, errsz,
+			 "tracefs is not mounted (no /sys/kernel/tracing/events) and --plan "
+			 "mounts nothing: mount -t tracefs tracefs /sys/kernel/tracing, or run "
+			 "--plan --check, which mounts it as a run does");
+	return -1;
+}
+
+int kcaps_probe(struct kcaps *caps, const char *btf_path, bool trial, char *err, size_t errsz)
+{
+	struct probe_ctx *p;
 
 	memset(caps, 0, sizeof(*caps));
+	look_only = !trial;
+	if (look_only && tracefs_readable(err, errsz))
+		return -1;
+	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
@@ -452,7 +514,10 @@ int kcaps_probe(struct kcaps *caps, const char *btf_path, char *err, size_t errs
 	scan_kallsyms(p);
 	if (p->syscall_prefix[0])
 		caps->syscall_prefix = p->syscall_prefix;
-	probe_fentry(p, caps);
+	if (trial)
+		probe_fentry(p, caps);
+	else
+		predict_fentry(p, caps);
 	caps->fentry_why = p->fentry_why;
 	probe_kprobes(p, caps);
 	caps->kprobe_why = p->kprobe_why;

@@ -257,7 +257,8 @@ static int session_start(struct session *s)
 	}
 	if (resolve_targets(s))
 		return -1;
-	if (kcaps_probe(&s->caps, cfg->btf, err, sizeof(err))) {
+	if (kcaps_probe(&s->caps, cfg->btf, !cfg->plan_only || cfg->plan_check, err,
+			sizeof(err))) {
 		say("%s", err);
 		return -1;
 	}
@@ -269,7 +270,8 @@ static int session_start(struct session *s)
 	plan_build(&s->caps, cfg, &s->plan);
 	if (check_layers(s))
 		return -1;
-	if (stop_pending())
+	/* --plan without --check loads nothing: the plan is all. */
+	if (stop_pending() || s->plan.unloaded)
 		return 0;
 	if (cfg->command) {
 		if (command_spawn(&s->cmd, cfg->command, s->child_mask)) {
@@ -654,7 +656,7 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		ret = 127; /* as a shell says it */
 		goto out;
 	}
-	if (!has_bpf_caps()) {
+	if ((!cfg->plan_only || cfg->plan_check) && !has_bpf_caps()) {
 		say("needs root, or the capabilities CAP_BPF and CAP_PERFMON (or "
 		    "CAP_SYS_ADMIN): run it with sudo");
 		goto out;

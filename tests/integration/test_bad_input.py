@@ -98,6 +98,8 @@ ROWS = [
     (["--attach"], ["--attach=raw", "--attach=kprobe"], 2, "--attach given twice"),
     (["--plan"], ["--plan", "5"], 2, "takes no interval"),
     (["--plan"], ["--plan=1"], 2, "'--plan=1'"),
+    (["--check"], ["--check"], 2, "--check goes with --plan"),
+    (["--check"], ["-T", "blk", "--check", "1"], 2, "--check goes with --plan"),
     (["-v", "--verbose"], ["-v=1"], 2, "'-v=1'"),
     (["-B", "--part-histograms"], ["--no-parts", "-B"], 2, "drop --no-parts"),
     (["--no-offcpu"], ["--no-offcpu", "--no-parts"], 2, "drop --no-parts"),

@@ -205,9 +205,53 @@ def blk_agrees_with_biolatency():
             loop.close()
 
 
+def plan_rows(text):
+    """The table rows and notes of --plan, less its header and the note of
+    a plan that loaded nothing."""
+    return [line for line in text.splitlines()
+            if not line.startswith(("LAYER ", "note: nothing was loaded"))]
+
+
+@test
+def plan_loads_nothing_and_check_loads():
+    """--plan makes no bpf(2) call at all (strace -f of the run: the
+    independent truth of what was loaded) and mounts nothing; --plan
+    --check loads and attaches (BPF_PROG_LOAD and BPF_LINK_CREATE or
+    BPF_RAW_TRACEPOINT_OPEN seen). For syscall and blk, whose methods need
+    no trial, both plan the same rows. As a user who cannot read tracefs,
+    --plan says so in one line and exits 1."""
+    args = ["-T", "syscall,blk"]
+    calls = {}
+    for mode in ([], ["--check"]):
+        with tempfile.NamedTemporaryFile("r", suffix=".strace") as st:
+            p = run("strace", "-f", "-qq", "-e", "trace=bpf,mount", "-o", st.name, TOOL,
+                    "--plan", *mode, *args, timeout=120)
+            assert p.returncode == 0, p.stderr
+            text = st.read()
+        calls[tuple(mode)] = (re.findall(r"bpf\((BPF_[A-Z_]+)", text),
+                              re.findall(r"mount\(", text), p.stdout)
+    bpf, mounts, unloaded = calls[()]
+    assert bpf == [] and mounts == [], (bpf, mounts)
+    assert "WOULD ATTACH TO" in unloaded and "note: nothing was loaded" in unloaded, unloaded
+    bpf, _, checked = calls[("--check",)]
+    assert "BPF_PROG_LOAD" in bpf, sorted(set(bpf))
+    assert {"BPF_LINK_CREATE", "BPF_RAW_TRACEPOINT_OPEN"} & set(bpf), sorted(set(bpf))
+    assert "note: nothing was loaded" not in checked, checked
+    assert plan_rows(unloaded) == plan_rows(checked), (unloaded, checked)
+    nobody = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+    p = run(*nobody, TOOL, "--plan", *args)
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    if run(*nobody, "stat", "/sys/kernel/tracing/events").returncode == 0:
+        # A tracefs this user may read: the same plan as root's.
+        assert p.returncode == 0 and plan_rows(p.stdout) == plan_rows(unloaded), p
+    else:
+        assert p.returncode == 1 and len(lines) == 1, (p.returncode, p.stderr)
+        assert "cannot read /sys/kernel/tracing/events (permission denied)" in lines[0], lines
+
+
 @test
 def vfs_on_this_kernel_fails_with_one_clear_line():
-    caps = run(TOOL, "--plan")
+    caps = run(TOOL, "--plan", "--check")
     if "fentry " in caps.stdout and re.search(r"^vfs\s+read\s+(fentry|kprobe)", caps.stdout, re.M):
         raise Skip("this kernel can trace vfs: the VM suite covers it")
     for layer in ("vfs", "xfs", "btrfs"):

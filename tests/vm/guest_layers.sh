@@ -144,7 +144,9 @@ have_fsdist=0
 command -v fsdist >/dev/null && command -v stdbuf >/dev/null && have_fsdist=1
 echo "guest: kernel $(uname -r), N=$N NF=$NF, uptime $(uptime_s) s"
 
-# plan_check METHOD: iostackbreak --plan --attach=METHOD.
+# plan_check METHOD: iostackbreak --plan --check --attach=METHOD (loaded
+# and attached), and the same without --check (nothing loaded), whose rows
+# must be the same on this stock kernel.
 plan_check() {
 	local m=$1 out=/tmp/plan.$1.out err=/tmp/plan.$1.err t0 rc bad layer n origin
 	local -a q=()
@@ -152,7 +154,7 @@ plan_check() {
 	# block layer's origin (block_io_start where the kernel has it, 6.5+).
 	[[ $m == fentry ]] && q=(-Q -p $$)
 	t0=$(uptime_s)
-	iostackbreak --plan --attach="$m" "${q[@]}" >"$out" 2>"$err"
+	iostackbreak --plan --check --attach="$m" "${q[@]}" >"$out" 2>"$err"
 	rc=$?
 	info "$m: --plan took $(since "$t0") s, exit status $rc"
 	if [[ $rc != 0 ]]; then
@@ -162,6 +164,13 @@ plan_check() {
 		return
 	fi
 	sed 's/^/    /' "$out"
+	if iostackbreak --plan --attach="$m" "${q[@]}" >"$out.unloaded" 2>"$err.unloaded" &&
+		diff <(grep -v '^LAYER\|^note: nothing was loaded' "$out") \
+			<(grep -v '^LAYER\|^note: nothing was loaded' "$out.unloaded") >/tmp/plan.diff; then
+		pass "$m plan: --plan without --check plans the same rows"
+	else
+		fail "$m plan without --check" "$(head -n 6 /tmp/plan.diff "$err.unloaded")"
+	fi
 	for layer in vfs "${FSES[@]}" syscall; do
 		n=$(awk -v l="$layer" '$1 == l' "$out" | wc -l)
 		bad=$(awk -v l="$layer" -v m="$m" '$1 == l && $3 != m { printf "%s %s=%s; ", $1, $2, $3 }' "$out")

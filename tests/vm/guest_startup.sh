@@ -66,7 +66,7 @@ plan_line() { awk -v l="$1" -v o="$2" '$1 == l && $2 == o' /tmp/plan.out; }
 
 case $case in
 nojit)
-	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
+	iostackbreak --plan --check >/tmp/plan.out 2>/tmp/plan.err
 	check_eq "nojit: --plan exit status" "$?" 0
 	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
 	row=$(plan_line vfs read)
@@ -81,7 +81,7 @@ nojit)
 integrity)
 	[[ $(cat /sys/kernel/security/lockdown) == *'[integrity]'* ]] ||
 		fail "integrity: lockdown" "not at integrity: $(cat /sys/kernel/security/lockdown)"
-	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
+	iostackbreak --plan --check >/tmp/plan.out 2>/tmp/plan.err
 	check_eq "integrity: --plan exit status" "$?" 0
 	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
 	row=$(plan_line vfs read)
@@ -91,7 +91,7 @@ integrity)
 nobtf)
 	cp /sys/kernel/btf/vmlinux /tmp/vmlinux.btf || fail "nobtf" "cannot copy the kernel's BTF"
 	mount -t tmpfs -o ro,size=4k none /sys/kernel/btf || { fail "nobtf" "cannot hide /sys/kernel/btf"; exit 1; }
-	iostackbreak --plan >/tmp/plan.out 2>/tmp/plan.err
+	iostackbreak --plan --check >/tmp/plan.out 2>/tmp/plan.err
 	rc=$?
 	sed 's/^/    /' /tmp/plan.err
 	check_eq "nobtf: --plan exit status" "$rc" 1
@@ -103,7 +103,7 @@ nobtf)
 		fail "nobtf: the line" "$(cat /tmp/plan.err)"
 	fi
 	# The kernel's BTF from a file: kprobes for functions, raw tracepoints.
-	iostackbreak --btf=/tmp/vmlinux.btf --plan >/tmp/plan.out 2>/tmp/plan.err
+	iostackbreak --btf=/tmp/vmlinux.btf --plan --check >/tmp/plan.out 2>/tmp/plan.err
 	check_eq "nobtf: --btf=FILE --plan exit status" "$?" 0
 	sed 's/^/    /' /tmp/plan.out /tmp/plan.err
 	row=$(plan_line vfs read)

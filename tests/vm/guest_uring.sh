@@ -42,7 +42,7 @@ check_eq() { # NAME GOT WANT
 	fi
 }
 
-plan=$(iostackbreak --plan -T io_uring 2>&1)
+plan=$(iostackbreak --plan --check -T io_uring 2>&1)
 if grep -q 'io-wq-queued ends at fentry on io_wq_submit_work' <<<"$plan"; then
 	pass "plan: io-wq-queued from fentry"
 else

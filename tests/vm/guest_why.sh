@@ -216,7 +216,7 @@ info "$DISK: ext4 with a journal at $MNT, dev_t $DEVT; readahead tracepoints: $h
 # plan_check METHOD
 plan_check() {
 	local m=$1 out=/tmp/plan.$1 n bad w
-	if ! iostackbreak --plan --attach="$m" -T ext4 -p $$ >"$out" 2>"$out.err"; then
+	if ! iostackbreak --plan --check --attach="$m" -T ext4 -p $$ >"$out" 2>"$out.err"; then
 		fail "$m plan" "iostackbreak --plan exited non-zero"
 		dump "plan stderr" "$out.err"
 		return
@@ -236,7 +236,7 @@ plan_check() {
 		check_eq "$m plan: parts ra skipped, named (tracefs has no readahead:*)" "$n" 1
 	fi
 	# The journal commits' requests: counted from block_io_start only.
-	iostackbreak --plan --attach="$m" -T ext4,blk -p $$ >"$out.blk" 2>&1
+	iostackbreak --plan --check --attach="$m" -T ext4,blk -p $$ >"$out.blk" 2>&1
 	if ((have_io_start)); then
 		n=$(awk '$1 == "parts" && $2 == "jreqs" && $3 != "-" && /block:block_io_start/' "$out.blk" | wc -l)
 		check_eq "$m plan: jreqs from block_io_start" "$n" 1
