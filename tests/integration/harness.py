@@ -559,6 +559,35 @@ class FtraceInstance:
         os.rmdir(self.dir)
 
 
+class HiddenCompletions:
+    """Which of a disk's completions the kernel hides from BPF, counted
+    without BPF (host_hides_completions): an ftrace instance records each
+    block_rq_complete on the disk with the task that was current
+    (record-tgid); those on top of PID 1 are the hidden ones. start(),
+    then stop() -> (completions, hidden). buffer_kb a CPU: an overrun fails
+    (FtraceInstance.stop)."""
+
+    def __init__(self, disk, buffer_kb=8192):
+        self.ft = FtraceInstance("hidden", [("block", "block_rq_complete")],
+                                 f"dev == {kernel_dev_t(disk)}", buffer_kb=buffer_kb)
+        on_cleanup("ftrace instance", self.ft.close)
+        self.ft.set_option("record-tgid", "1")
+
+    def start(self):
+        self.ft.clear()
+        self.ft.start()
+
+    def stop(self):
+        total = hidden = 0
+        for line in self.ft.stop().splitlines():
+            if line.startswith("#") or "block_rq_complete:" not in line:
+                continue
+            total += 1
+            # "comm-tid (   tgid) [cpu] flags time: event: ..."
+            hidden += line[line.index("(") + 1:line.index(")")].strip() == "1"
+        return total, hidden
+
+
 def kernel_dev_t(name):
     """A disk's dev_t as the kernel encodes it (tracepoint fields)."""
     with open(f"/sys/class/block/{name}/dev") as f:

@@ -12,8 +12,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import (DEFAULT_BLK, KEYED, FtraceInstance, LoopDevice, Tool, check_blk_count, count,
-                     host_hides_completions, kernel_dev_t, on_cleanup)
+from harness import (DEFAULT_BLK, KEYED, HiddenCompletions, LoopDevice, Tool, check_blk_count,
+                     count, host_hides_completions)
 
 TESTS = []
 
@@ -134,22 +134,6 @@ def blk_merged_requests_are_not_missed_nor_left_behind():
             loop.close()
 
 
-def hidden_completions(trace):
-    """From an ftrace record (record-tgid on) of block_rq_complete on one
-    disk: (completions, those that ran while a thread of PID 1 was
-    current). The second is what a kernel that hides completions from BPF
-    hides (harness.host_hides_completions), counted with no BPF at all."""
-    total = hidden = 0
-    for line in trace.splitlines():
-        if line.startswith("#") or "block_rq_complete:" not in line:
-            continue
-        total += 1
-        # "comm-tid (   tgid) [cpu] flags time: event: ..."
-        tgid = line[line.index("(") + 1:line.index(")")].strip()
-        hidden += tgid == "1"
-    return total, hidden
-
-
 @test
 def blk_missed_equals_the_completions_hidden_from_bpf():
     """Which completions a kernel hides from BPF, counted without BPF:
@@ -167,10 +151,7 @@ def blk_missed_equals_the_completions_hidden_from_bpf():
         try:
             # About 100,000 completions a second here, 60-odd bytes each in
             # the ring: 2 s fit in 32 MiB a CPU (an overrun fails the test).
-            ft = FtraceInstance("hidden", [("block", "block_rq_complete")],
-                                f"dev == {kernel_dev_t(loop.name)}", buffer_kb=32768)
-            on_cleanup("ftrace instance", ft.close)
-            ft.set_option("record-tgid", "1")
+            ft = HiddenCompletions(loop.name, buffer_kb=32768)
             for mode in ([], ["-Q"]):
                 keyed = Tool("-T", "blk", "--json", "-d", loop.name, *mode, env=KEYED)
                 default = Tool("-T", "blk", "--json", "-d", loop.name, *mode, env=DEFAULT_BLK)
@@ -180,7 +161,7 @@ def blk_missed_equals_the_completions_hidden_from_bpf():
                           "--iodepth=32", "--numjobs=2", "--group_reporting",
                           "--runtime=2", "--time_based")
                 time.sleep(0.1)
-                completions, hidden = hidden_completions(ft.stop())
+                completions, hidden = ft.stop()
                 after = disk_fields(loop.name)
                 rk, rd = keyed.stop_json()[-1], default.stop_json()[-1]
                 got, missed = count(rk, "blk", "read"), rk["dropped_by_reason"][
@@ -197,6 +178,5 @@ def blk_missed_equals_the_completions_hidden_from_bpf():
                     assert missed == hidden and plain == got, (missed, hidden, plain, got)
                 else:
                     assert missed == 0 and plain == got == reads, (missed, plain, got, reads)
-                ft.clear()
         finally:
             loop.close()
