@@ -307,7 +307,7 @@ static void text_stats(struct sink *s, const struct report *r)
 
 static void text_begin(struct sink *s, const struct report *r)
 {
-	char when[40], verdict[512];
+	char when[40], verdict[VERDICT_MAX_LINES][VERDICT_COLS + 1];
 	struct tm tm;
 
 	if (r->cfg->timestamp) {
@@ -316,8 +316,11 @@ static void text_begin(struct sink *s, const struct report *r)
 		fprintf(s->out, "\n%s\n", when);
 	}
 	if (!r->cfg->no_verdict) {
-		report_verdict(r, verdict, sizeof(verdict));
-		fprintf(s->out, "\nverdict: %s\n", verdict);
+		unsigned int n = report_verdict_lines(r, verdict, VERDICT_MAX_LINES);
+
+		fputc('\n', s->out);
+		for (unsigned int i = 0; i < n; i++)
+			fprintf(s->out, "%s\n", verdict[i]);
 	}
 }
 
