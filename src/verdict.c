@@ -233,8 +233,7 @@ static void op_phrase(const struct report *r, unsigned int layer, unsigned int o
 		parts_phrase(r, op, ln);
 }
 
-/* Rule 2's test: a long tail, over enough calls to mean it. */
-static bool spread_out(const struct cell_hist *c)
+bool cell_long_tail(const struct cell_hist *c)
 {
 	uint64_t p50 = cell_percentile(c, 50);
 
@@ -275,9 +274,9 @@ void report_verdict(const struct report *r, char *buf, size_t sz)
 	}
 	l = (unsigned int)layer;
 	top = busiest_op(r, l, NULL);
-	op_phrase(r, l, top, spread_out(&r->cells[l][top]), &ln);
+	op_phrase(r, l, top, cell_long_tail(&r->cells[l][top]), &ln);
 	for (unsigned int op = 0; op < layer_nr_ops(l); op++) {
-		if (op == top || !spread_out(&r->cells[l][op]))
+		if (op == top || !cell_long_tail(&r->cells[l][op]))
 			continue;
 		put(&ln, "; ");
 		op_phrase(r, l, op, true, &ln);
@@ -327,11 +326,11 @@ unsigned int report_verdict_lines(const struct report *r, char lines[][VERDICT_C
 		unsigned int op = i ? i - 1 : top;
 		struct line ln = { .buf = lines[n], .sz = VERDICT_COLS + 1, .whole = true };
 
-		if (i && (op == top || !spread_out(&r->cells[l][op])))
+		if (i && (op == top || !cell_long_tail(&r->cells[l][op])))
 			continue;
 		lines[n++][0] = '\0';
 		put(&ln, "  ");
-		op_phrase(r, l, op, op != top || spread_out(&r->cells[l][op]), &ln);
+		op_phrase(r, l, op, op != top || cell_long_tail(&r->cells[l][op]), &ln);
 	}
 	return n;
 }

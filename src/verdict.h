@@ -38,6 +38,9 @@ void report_verdict(const struct report *r, char *buf, size_t sz);
 unsigned int report_verdict_lines(const struct report *r, char lines[][VERDICT_COLS + 1],
 				  unsigned int max);
 
+/* Rule 2's test: p99 at least 10x p50, over 10 calls or more. */
+bool cell_long_tail(const struct cell_hist *c);
+
 /* 12402 -> "12,402": counts a person reads at a glance. */
 void format_count(uint64_t n, char *buf, size_t sz);
 
