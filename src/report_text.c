@@ -712,7 +712,8 @@ static void untraced_below_root(char *buf, size_t sz, const struct report *r)
 			t += (size_t)snprintf(traced + t, sizeof(traced) - t, "%s%s", t ? ", " : "",
 					      op_name(layer, op));
 		}
-		if (n == NR_FS_OPS || used >= sz)
+		/* Nothing mounted there: none of the self time was spent there. */
+		if (n == NR_FS_OPS || used >= sz || r->plan->quiet_layers & (1U << layer))
 			continue;
 		used += (size_t)snprintf(buf + used, sz - used, "%s%s%s%s%s", used ? ", " : "",
 					 layer_name(layer), n ? " (but for " : "", traced,

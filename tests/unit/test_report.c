@@ -700,6 +700,37 @@ Test(report, skipped_from_planner)
 	free(text);
 }
 
+/*
+ * File systems: a warning only about those mounted, or named by -T. On a
+ * kernel without f2fs, an ext4 user running with the default layers is
+ * not told to modprobe f2fs; one who asks for f2fs is.
+ */
+Test(report, skipped_only_file_systems_mounted_or_asked_for)
+{
+	static struct fake_kernel fk;
+	struct config cfg;
+	char *text;
+
+	fake_kernel_init(&fk, FAKE_KPROBES); /* no f2fs registered */
+	fk.caps.fs_mounted = 1U << LAYER_EXT4;
+	unit_config(&cfg, NULL, METHOD_NONE);
+	plan_build(&fk.caps, &cfg, &plan);
+	cr_assert_eq(plan.cells[LAYER_F2FS][FSOP_READ].src, METHOD_NONE);
+	cr_assert_not_null(strstr(plan.cells[LAYER_F2FS][FSOP_READ].why, "modprobe f2fs"),
+			   "--plan still says why: %s", plan.cells[LAYER_F2FS][FSOP_READ].why);
+	text = render_skipped();
+	cr_assert_null(strstr(text, "f2fs"), "%s", text);
+	free(text);
+
+	unit_config(&cfg, "syscall,f2fs", METHOD_NONE);
+	plan_build(&fk.caps, &cfg, &plan);
+	text = render_skipped();
+	cr_assert_not_null(strstr(text, "iostackbreak: skipping f2fs: f2fs is not registered"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "modprobe f2fs"), "%s", text);
+	free(text);
+}
+
 /* ---- Small helpers ---- */
 
 Test(report, iso8601)
