@@ -681,16 +681,23 @@ Test(report, skipped_nothing)
 }
 
 /* The same from a real plan: (c) with -T vfs,ext4. */
+/* The skipped lines of the plan built for fk with -T layers (NULL: none). */
+static char *skipped_for(const struct fake_kernel *fk, const char *layers)
+{
+	struct config cfg;
+
+	unit_config(&cfg, layers, METHOD_NONE);
+	plan_build(&fk->caps, &cfg, &plan);
+	return render_skipped();
+}
+
 Test(report, skipped_from_planner)
 {
 	static struct fake_kernel fk;
-	struct config cfg;
 	char *text;
 
 	fake_kernel_init(&fk, FAKE_TRACEPOINTS);
-	unit_config(&cfg, "vfs,ext4", METHOD_NONE);
-	plan_build(&fk.caps, &cfg, &plan);
-	text = render_skipped();
+	text = skipped_for(&fk, "vfs,ext4");
 	/* Both layers lack fentry and kprobes for the same reason: one line. */
 	cr_assert_not_null(strstr(text, "iostackbreak: skipping vfs, ext4 read/write/open: fentry"),
 			   "%s", text);
@@ -708,23 +715,18 @@ Test(report, skipped_from_planner)
 Test(report, skipped_only_file_systems_mounted_or_asked_for)
 {
 	static struct fake_kernel fk;
-	struct config cfg;
 	char *text;
 
 	fake_kernel_init(&fk, FAKE_KPROBES); /* no f2fs registered */
 	fk.caps.fs_mounted = 1U << LAYER_EXT4;
-	unit_config(&cfg, NULL, METHOD_NONE);
-	plan_build(&fk.caps, &cfg, &plan);
+	text = skipped_for(&fk, NULL);
 	cr_assert_eq(plan.cells[LAYER_F2FS][FSOP_READ].src, METHOD_NONE);
 	cr_assert_not_null(strstr(plan.cells[LAYER_F2FS][FSOP_READ].why, "modprobe f2fs"),
 			   "--plan still says why: %s", plan.cells[LAYER_F2FS][FSOP_READ].why);
-	text = render_skipped();
 	cr_assert_null(strstr(text, "f2fs"), "%s", text);
 	free(text);
 
-	unit_config(&cfg, "syscall,f2fs", METHOD_NONE);
-	plan_build(&fk.caps, &cfg, &plan);
-	text = render_skipped();
+	text = skipped_for(&fk, "syscall,f2fs");
 	cr_assert_not_null(strstr(text, "iostackbreak: skipping f2fs: f2fs is not registered"),
 			   "%s", text);
 	cr_assert_not_null(strstr(text, "modprobe f2fs"), "%s", text);
