@@ -549,12 +549,97 @@ static void text_left_out(FILE *out, const struct report *r, unsigned int layer)
 	}
 }
 
+/* The figures that head an op's rows of parts: its count and average. */
+struct op_head {
+	const char *op;
+	char n[32], avg[32];
+	bool shown; /* a row printed: the next ones leave the head blank */
+};
+
+static void op_head_init(struct op_head *h, const char *op, const struct call_totals *t,
+			 enum unit unit)
+{
+	h->op = op;
+	h->shown = false;
+	format_count(t->count, h->n, sizeof(h->n));
+	fmt_value(h->avg, sizeof(h->avg), t->total_ns / t->count, unit);
+}
+
+/* A part's row starts with the op's head, the first time only. */
+static void op_head_row(FILE *out, struct op_head *h)
+{
+	if (h->shown)
+		fprintf(out, "%-7s %10s %12s  ", "", "", "");
+	else
+		fprintf(out, "%-7s %10s %12s  ", h->op, h->n, h->avg);
+	h->shown = true;
+}
+
+/* Its head alone for an op none of whose parts took time; its blk line. */
+static void op_head_end(FILE *out, const struct op_head *h, const struct call_totals *t,
+			const char *per)
+{
+	char reqs[32], kib[32];
+
+	if (!h->shown)
+		fprintf(out, "%-7s %10s %12s\n", h->op, h->n, h->avg);
+	if (!t->blk_requests)
+		return;
+	fmt_per_call(reqs, sizeof(reqs), t->blk_requests, t->count, 1, 2);
+	fmt_per_call(kib, sizeof(kib), t->blk_bytes, t->count, 1024, 1);
+	fprintf(out, "%-7s blk: %s requests, %s KiB per %s\n", "", reqs, kib, per);
+}
+
+/*
+ * Where the time of io_uring requests goes, as calls' does: per op with
+ * requests a row per part that took time (the parts of each request add
+ * up to its latency), then, with plan->uring_blk, its block requests.
+ */
+static void text_uring(struct sink *s, const struct report *r)
+{
+	const struct uring_split *u = &r->uring;
+	FILE *out = s->out;
+	char head[3][16];
+	bool header = false;
+
+	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
+		const struct call_totals *t = &u->ops[op];
+		struct op_head head_of;
+
+		if (!t->count)
+			continue;
+		if (!header)
+			fprintf(out,
+				"\nio_uring requests, where the time goes: parts that add up to "
+				"each request\n%-7s %10s %12s  %-12s %6s %12s %12s\n",
+				"OP", "REQUESTS", in_unit(head[0], sizeof(head[0]), "AVG", s->unit),
+				"PART", "SHARE", in_unit(head[1], sizeof(head[1]), "P50", s->unit),
+				in_unit(head[2], sizeof(head[2]), "P99", s->unit));
+		header = true;
+		op_head_init(&head_of, op_name(LAYER_IO_URING, op), t, s->unit);
+		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
+			const struct cell_hist *h = &u->parts[op][p];
+			char p50[32], p99[32], share[16];
+
+			if (!uring_part_shown(r->plan, p) || !h->sum_ns)
+				continue;
+			fmt_value(p50, sizeof(p50), cell_percentile(h, 50), s->unit);
+			fmt_value(p99, sizeof(p99), cell_percentile(h, 99), s->unit);
+			fmt_share(share, sizeof(share), h->sum_ns, t->total_ns);
+			op_head_row(out, &head_of);
+			fprintf(out, "%-12s %6s %12s %12s\n", uring_part_name(p), share, p50, p99);
+		}
+		/* The block requests their issue started (with the blk layer). */
+		op_head_end(out, &head_of, t, "request");
+	}
+}
+
 static int text_end(struct sink *s, const struct report *r)
 {
 	FILE *out = s->out;
 
 	if (r->plan->uring_parts)
-		uring_split_text(out, &r->uring, s->unit, r->plan);
+		text_uring(s, r);
 	/* The notes on the whole report, apart from the last table's rows. */
 	fputc('\n', out);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
@@ -747,14 +832,12 @@ static void text_calls(struct sink *s, const struct report *r)
 		in_unit(head[3], sizeof(head[3]), "P99", s->unit));
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		const struct call_totals *c = &r->calls[op];
-		bool first = true;
-		char avg[32], n[32], reqs[32], kib[32];
+		struct op_head head_of;
 
 		if (!c->count)
 			continue;
 		any = true;
-		fmt_value(avg, sizeof(avg), c->total_ns / c->count, s->unit);
-		format_count(c->count, n, sizeof(n));
+		op_head_init(&head_of, op_name(LAYER_SYSCALL, op), c, s->unit);
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
 			const struct cell_hist *h = &r->parts[op][part];
 			char pavg[32], p50[32], p99[32], share[16];
@@ -766,21 +849,11 @@ static void text_calls(struct sink *s, const struct report *r)
 			fmt_value(p50, sizeof(p50), cell_percentile(h, 50), s->unit);
 			fmt_value(p99, sizeof(p99), cell_percentile(h, 99), s->unit);
 			fmt_share(share, sizeof(share), h->sum_ns, c->total_ns);
-			if (first)
-				fprintf(out, "%-7s %10s %12s  ", op_name(LAYER_SYSCALL, op), n, avg);
-			else
-				fprintf(out, "%-7s %10s %12s  ", "", "", "");
+			op_head_row(out, &head_of);
 			fprintf(out, "%-9s %6s %12s %12s %12s\n", part_name(part), share, pavg, p50,
 				p99);
-			first = false;
 		}
-		if (first) /* calls of no time at all */
-			fprintf(out, "%-7s %10s %12s\n", op_name(LAYER_SYSCALL, op), n, avg);
-		if (c->blk_requests) {
-			fmt_per_call(reqs, sizeof(reqs), c->blk_requests, c->count, 1, 2);
-			fmt_per_call(kib, sizeof(kib), c->blk_bytes, c->count, 1024, 1);
-			fprintf(out, "%-7s blk: %s requests, %s KiB per call\n", "", reqs, kib);
-		}
+		op_head_end(out, &head_of, c, "call");
 		text_call_why(out, r, c, r->parts[op][PART_LOCK].sum_ns);
 		if (!r->cfg->part_hists)
 			continue;
