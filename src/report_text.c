@@ -91,7 +91,9 @@ static void fmt_bound(char *buf, size_t sz, uint64_t ns, enum unit unit)
 
 /*
  * A log2 histogram of c, headed by what its values are: rows in whole units
- * where they can be (hist.h), decimals only below one unit.
+ * where they can be (hist.h), decimals only below one unit. Its bounds and
+ * counts are not grouped: the rows are biolatency's, so that the two can
+ * be read side by side (and by the scripts that read biolatency's).
  */
 static void print_hist_as(FILE *out, const struct cell_hist *c, enum unit unit, const char *what)
 {
