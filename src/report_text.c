@@ -710,8 +710,10 @@ static void text_call_why(FILE *out, const struct report *r, const struct call_t
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++) {
 			if (!c->lock_ns[k])
 				continue;
-			fprintf(out, "%s%s %.0f%%", sep, lock_kind_name(k),
-				100.0 * (double)c->lock_ns[k] / (double)lock);
+			double share = 100.0 * (double)c->lock_ns[k] / (double)lock;
+
+			fprintf(out, share < 0.5 ? "%s%s <1%%" : "%s%s %.0f%%", sep,
+				lock_kind_name(k), share);
 			sep = ", ";
 		}
 		fputc('\n', out);
