@@ -142,12 +142,15 @@ static void print_hist(FILE *out, const struct cell_hist *c, enum unit unit)
  * A time in the unit for a table: thousands grouped as perf stat groups
  * them ("27,459"), two decimals below 1,000 units, where they still are
  * significant digits, none from there on (4 digits or more say enough).
+ * "0.00" is nothing at all: a time too short for it reads "<0.01".
  */
 static void fmt_value(char *buf, size_t sz, uint64_t ns, enum unit unit)
 {
 	double v = ns_to_unit(ns, unit);
 
-	if (unit != UNIT_NS && v < 999.995)
+	if (unit != UNIT_NS && ns && v < 0.005)
+		snprintf(buf, sz, "<0.01");
+	else if (unit != UNIT_NS && v < 999.995)
 		snprintf(buf, sz, "%.2f", v);
 	else
 		format_count(unit == UNIT_NS ? ns : (uint64_t)llround(v), buf, sz);
@@ -162,7 +165,8 @@ static const char *in_unit(char *buf, size_t sz, const char *what, enum unit uni
 
 /*
  * A per-call figure with decimals: 0.0023, not 0.00, when a few calls of
- * many did it (per: 1024 for KiB from bytes, else 1).
+ * many did it; from 1,000 on a whole number, grouped as the tables' (per:
+ * 1024 for KiB from bytes, else 1).
  */
 static void fmt_per_call(char *buf, size_t sz, uint64_t n, uint64_t calls, double per,
 			 int decimals)
@@ -171,6 +175,8 @@ static void fmt_per_call(char *buf, size_t sz, uint64_t n, uint64_t calls, doubl
 
 	if (v && v < pow(10, -decimals))
 		snprintf(buf, sz, "%.2g", v);
+	else if (v >= 999.5)
+		format_count((uint64_t)llround(v), buf, sz);
 	else
 		snprintf(buf, sz, "%.*f", decimals, v);
 }

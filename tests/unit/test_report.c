@@ -219,13 +219,16 @@ static void grouped(char *buf, size_t sz, uint64_t n)
 
 /*
  * A value as the summary table prints it in a unit: two decimals below
- * 1,000 units, a whole number with its thousands grouped from there on.
+ * 1,000 units ("<0.01" for a time that is not 0 but rounds to it), a whole
+ * number with its thousands grouped from there on.
  */
 static void unit_str(char *buf, size_t sz, uint64_t ns, enum unit unit)
 {
 	double v = (double)ns / (double)unit_ns(unit);
 
-	if (unit != UNIT_NS && v < 999.995)
+	if (unit != UNIT_NS && ns && v < 0.005)
+		snprintf(buf, sz, "<0.01");
+	else if (unit != UNIT_NS && v < 999.995)
 		snprintf(buf, sz, "%.2f", v);
 	else
 		grouped(buf, sz, unit == UNIT_NS ? ns : (uint64_t)(v + 0.5));
