@@ -136,8 +136,14 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->rdonly_cast = plan->rdonly_cast;
 	ro->journal_on = plan->why[WHY_JOURNAL];
 	ro->journal_blk = plan->journal_blk;
-	/* Whole units for the text histograms: only when they are not ns. */
-	ro->unit_ns = cfg->unit == UNIT_NS ? 0 : unit_ns(cfg->unit);
+	/*
+	 * Whole units for the text histograms (--live ends with one): only
+	 * when they are not ns, and only for text (JSON and the exporter print
+	 * no histogram rows), so their runs pay no division per event.
+	 */
+	ro->unit_ns = cfg->unit == UNIT_NS || cfg->json || cfg->prometheus || cfg->textfile
+			  ? 0
+			  : unit_ns(cfg->unit);
 	set_syscall_numbers(ro, plan);
 
 	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */

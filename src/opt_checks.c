@@ -219,7 +219,7 @@ int opt_check_exporter(struct config *cfg)
 				"%s serves until stopped, not for the life of one command: "
 				"trace its process with -p PID instead",
 				mode);
-	if (cfg->unit != UNIT_NS || cfg->timestamp)
+	if (cfg->unit_given || cfg->timestamp)
 		return opt_fail(cfg,
 				"-m, -u and --timestamp shape text reports: %s exports "
 				"seconds, drop them",

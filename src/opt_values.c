@@ -187,9 +187,10 @@ int opt_disk(struct config *cfg, const char *arg)
 
 int opt_unit(struct config *cfg, enum unit unit)
 {
-	if (cfg->unit != UNIT_NS)
+	if (cfg->unit_given)
 		return opt_fail(cfg, "-m and -u exclude each other: pick one unit");
 	cfg->unit = unit;
+	cfg->unit_given = true;
 	return 0;
 }
 

@@ -324,7 +324,7 @@ static const struct opt_row rows[] = {
 	{ "queued", 'Q', NULL, "Block layer: include OS queue time (from block_io_start or insert)",
 	  SET(queued), .check = opt_check_queued },
 	{ "milliseconds", 'm', NULL, "Print times in milliseconds", .parse = opt_ms },
-	{ "microseconds", 'u', NULL, "Print times in microseconds", .parse = opt_us },
+	{ "microseconds", 'u', NULL, "Print times in microseconds (the default)", .parse = opt_us },
 	{ "output", 'o', "FILE",
 	  "Write the reports (text or JSON) to FILE instead of stdout; a traced "
 	  "COMMAND keeps stdout and stderr to itself",

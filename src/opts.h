@@ -11,10 +11,14 @@
 /* Most --file options (the kernel's filter has room for this many). */
 #define MAX_FILES 8
 
+/*
+ * Microseconds first, so a config fresh from memset has the default:
+ * biolatency and fsdist print microseconds, the unit these users read.
+ */
 enum unit {
-	UNIT_NS,
 	UNIT_US,
 	UNIT_MS,
+	UNIT_NS, /* the unit tests' golden files; no option asks for it */
 };
 
 struct config {
@@ -40,7 +44,8 @@ struct config {
 	unsigned int duration; /* --duration: stop after this many seconds */
 	const char *disk;      /* -d name, resolved later against sysfs */
 	bool queued;	       /* -Q */
-	enum unit unit;
+	enum unit unit;	       /* UNIT_US unless -m or -u */
+	bool unit_given;       /* -m or -u */
 	bool json;
 	bool plan_only;		   /* --plan: print the plan, exit */
 	bool plan_check;	   /* --check: --plan loads and attaches first */

@@ -502,6 +502,9 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->rdonly_cast = caps->rdonly_cast;
 	plan->unloaded = cfg->plan_only && !cfg->plan_check;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+		if (layer_is_fs(layer) && !(caps->fs_mounted & (1U << layer)) &&
+		    !(cfg->layers_given && (cfg->layers & (1U << layer))))
+			plan->quiet_layers |= 1U << layer;
 		if (!(cfg->layers & (1U << layer)))
 			continue;
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++)

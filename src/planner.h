@@ -42,6 +42,9 @@ struct kcaps {
 	bool (*func_in_kallsyms)(void *ctx, const char *func);
 	/* the file system is registered; if not, why (e.g. module not loaded) */
 	bool (*fs_registered)(void *ctx, const char *fs);
+	/* file-system layers with a file system mounted (1 << layer), read by
+	 * kcaps_probe() from /proc/self/mounts: an input, as the rest */
+	unsigned int fs_mounted;
 	/*
 	 * Does the kernel stamp the requests of disk (NULL: of every disk)
 	 * with the time this mode reads (blk_stamps.h)? why: what says so, or
@@ -105,6 +108,12 @@ struct plan {
 	const char *syscall_prefix; /* for syscall cells traced by function */
 	bool kprobe_fallback;	    /* a fentry target may fall back to kprobe */
 	bool btf;		    /* tp_btf programs can load (else raw_tp) */
+	/*
+	 * File-system layers (1 << layer) taken by default, not named by -T,
+	 * with nothing mounted: not worth a word in the skipped lines or the
+	 * reports (no time is spent there); --plan still shows them.
+	 */
+	unsigned int quiet_layers;
 	bool rdonly_cast;	    /* kcaps.rdonly_cast: the storage check's cheaper reads */
 	bool unloaded;		    /* --plan without --check: nothing loaded or attached */
 	/*

@@ -450,6 +450,27 @@ static int load_btf(struct probe_ctx *p, const char *path, char *err, size_t err
 	return 0;
 }
 
+/* The file-system layers with a file system of their type mounted. */
+static unsigned int fs_mounted(void)
+{
+	FILE *f = fopen("/proc/self/mounts", "r");
+	char line[4096], type[64];
+	unsigned int mounted = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* "DEVICE DIR TYPE OPTIONS 0 0" */
+		if (sscanf(line, "%*s %*s %63s", type) != 1)
+			continue;
+		for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
+			if (layer_is_fs(layer) && !strcmp(type, layer_name(layer)))
+				mounted |= 1U << layer;
+	}
+	fclose(f);
+	return mounted;
+}
+
 /* --plan as a user who cannot read tracefs: say so, rather than plan as
  * if the kernel had no tracepoints. */
 static int tracefs_readable(char *err, size_t errsz)
@@ -496,6 +517,7 @@ int kcaps_probe(struct kcaps *caps, const char *btf_path, bool trial, char *err,
 	caps->func_in_btf = func_in_btf;
 	caps->func_in_kallsyms = func_in_kallsyms;
 	caps->fs_registered = fs_registered;
+	caps->fs_mounted = fs_mounted();
 	caps->blk_stamped = blk_stamped;
 	if (load_btf(p, btf_path, err, errsz))
 		return -1;

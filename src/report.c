@@ -41,7 +41,8 @@ void report_skipped_text(FILE *out, const struct plan *plan)
 			const struct cell_plan *cp = &plan->cells[layer][op];
 			unsigned int u;
 
-			if (!cp->wanted || cp->src != METHOD_NONE)
+			if (!cp->wanted || cp->src != METHOD_NONE ||
+			    plan->quiet_layers & (1U << layer))
 				continue;
 			for (u = first; u < n && strcmp(units[u].why, cp->why); u++)
 				;

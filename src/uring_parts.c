@@ -47,54 +47,6 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 	}
 }
 
-static double to_unit(uint64_t ns, enum unit unit)
-{
-	return ns_to_unit(ns, unit);
-}
-
-void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit,
-		      const struct plan *plan)
-{
-	bool first;
-
-	bool header = false;
-
-	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
-		const struct call_totals *t = &s->ops[op];
-
-		if (!t->count)
-			continue;
-		if (!header)
-			fprintf(out,
-				"\nio_uring requests, where the time goes (times in %s; "
-				"the parts of each request add up to its latency):\n",
-				unit_name(unit));
-		header = true;
-		fprintf(out, "%-8s %-7s %10llu requests, avg %.1f:", "io_uring",
-			op_name(LAYER_IO_URING, op), (unsigned long long)t->count,
-			to_unit(t->total_ns / t->count, unit));
-		first = true;
-		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
-			const struct cell_hist *h = &s->parts[op][p];
-
-			if (!uring_part_shown(plan, p))
-				continue;
-			fprintf(out, "%s %s %.1f%% (p50 %.1f, p99 %.1f)", first ? "" : ",",
-				uring_part_name(p),
-				t->total_ns ? 100.0 * (double)h->sum_ns / (double)t->total_ns : 0.0,
-				to_unit(cell_percentile(h, 50), unit),
-				to_unit(cell_percentile(h, 99), unit));
-			first = false;
-		}
-		/* The block requests their issue started (with the blk layer). */
-		if (plan->uring_blk)
-			fprintf(out, "; blk %.2f requests, %.1f KiB per request",
-				(double)t->blk_requests / (double)t->count,
-				(double)t->blk_bytes / 1024.0 / (double)t->count);
-		fputc('\n', out);
-	}
-}
-
 json_object *uring_split_json(const struct uring_split *s, const struct plan *plan)
 {
 	json_object *all = json_object_new_array();

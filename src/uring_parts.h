@@ -32,14 +32,6 @@ bool uring_part_shown(const struct plan *plan, unsigned int part);
 void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 		      const struct uring_split *prev);
 
-/*
- * Text: per op with requests, "io_uring read: 6000 requests, avg 45.1 us:
- * inline 100.0% (p50 43.0, p99 80.2)...", times in unit (a unit_name());
- * with plan->uring_blk, "; blk 1.00 requests, 4.0 KiB per request" after.
- */
-void uring_split_text(FILE *out, const struct uring_split *s, enum unit unit,
-		      const struct plan *plan);
-
 /* JSON: [{"op", "count", "total_ns", "parts": [{"part", "sum_ns", "p50_ns",
  * "p99_ns"}]}], every op; with plan->uring_blk also "blk_requests" and
  * "blk_bytes". Parts: those uring_part_shown(). */

@@ -12,6 +12,10 @@
  *      or more, at most four. io_wait reads "waiting for DISK (R
  *      requests/call)", a layer's self time "LAYER on CPU".
  *   4. An op named for rule 2 says by how much: "p99 14x p50".
+ *
+ * The text report prints it as a headline, the op with the most time and
+ * its largest part, then a line per op named, each cut at a whole part to
+ * fit VERDICT_COLS; JSON and the live view keep the one line.
  */
 #ifndef VERDICT_H
 #define VERDICT_H
@@ -21,6 +25,21 @@
 
 /* Writes the verdict of r into buf (without a trailing newline). */
 void report_verdict(const struct report *r, char *buf, size_t sz);
+
+#define VERDICT_COLS 100
+/* The headline and a line per op of a layer at most. */
+#define VERDICT_MAX_LINES 8
+
+/*
+ * The verdict as the text report prints it, into lines[0..max): "verdict:
+ * OP took the most time (T), S% of it PART", then "  " and rule 3's phrase
+ * for each op named. Returns the number of lines written.
+ */
+unsigned int report_verdict_lines(const struct report *r, char lines[][VERDICT_COLS + 1],
+				  unsigned int max);
+
+/* Rule 2's test: p99 at least 10x p50, over 10 calls or more. */
+bool cell_long_tail(const struct cell_hist *c);
 
 /* 12402 -> "12,402": counts a person reads at a glance. */
 void format_count(uint64_t n, char *buf, size_t sz);

@@ -222,7 +222,7 @@ def per_disk_counts_equal_diskstats_on_two_loop_devices():
             for line in out.splitlines():
                 f = line.split()
                 if len(f) > 3 and f[0] == "blk" and f[2] in (a.name, b.name):
-                    rows[(f[1], f[2])] = int(f[3])
+                    rows[(f[1], f[2])] = int(f[3].replace(",", ""))
             assert rows.get(("read", a.name)) == 150, out
             assert rows.get(("write", b.name)) == 230, out
         finally:
@@ -425,7 +425,7 @@ def per_cgroup_counts_each_cgroup_exactly():
                 f = line.split()
                 # LAYER OP CONTAINER POD COUNT ... CGROUP
                 if len(f) > 10 and f[:2] == ["syscall", "read"] and f[-1] in paths.values():
-                    rows[f[-1]] = int(f[4])
+                    rows[f[-1]] = int(f[4].replace(",", ""))
             assert rows == {p: done[k] for k, p in paths.items()}, out
         finally:
             loop.close()

@@ -82,10 +82,14 @@ def verdict_matches_the_tables_it_sums_up():
 
 @test
 def verdict_heads_every_text_report_and_no_verdict_drops_it():
+    """The headline names the op with the most time, a line per op follows;
+    none is wider than 100 columns."""
     out, _ = direct_reads_report(100, "-u")
-    first = next(line for line in out.splitlines() if line.strip())
-    assert first.startswith("verdict: read p99 "), out[:400]
-    assert "(100 calls" in first, first
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines[0].startswith("verdict: read took the most time ("), out[:400]
+    assert lines[1].startswith("  read p99 "), out[:400]
+    assert "(100 calls" in lines[1], lines[1]
+    assert max(len(line) for line in out.splitlines()) <= 100, out
     out, _ = direct_reads_report(100, "-u", "--no-verdict")
     assert "verdict" not in out, out[:400]
 
@@ -276,7 +280,7 @@ def histogram_rows_are_whole_microseconds_and_match_every_call():
         if m and m[1] == "read":
             lat.append(int(m[2]) * 1000 + int(m[3]))
     assert len(lat) == 2300, (len(lat), result)
-    rows = text_hist(out, "syscall read: 2300 calls, latency in us")
+    rows = text_hist(out, "syscall read: 2,300 calls, latency in us")
     # Trimmed as the report trims: from the first non-empty row to the last.
     shown = [r for r in rows if r[2]]
     assert shown == expected_us_rows(lat), (rows, expected_us_rows(lat))
@@ -426,7 +430,7 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             tmux("send-keys", "-t", session, "q")
             terminal_given_back(session, status)
             # The final report is on the normal screen (its last line).
-            assert "(times in ns over" in pane(session), pane(session)
+            assert "(times in us over" in pane(session), pane(session)
         finally:
             if reader:
                 reader.kill()
@@ -459,7 +463,7 @@ def live_view_ended_by(how):
             assert len(tool) == 1, tool
             how(session, int(tool[0]))
             terminal_given_back(session, status)
-            assert "(times in ns over" in pane(session), pane(session)
+            assert "(times in us over" in pane(session), pane(session)
         finally:
             tmux("kill-session", "-t", session, check=False)
 

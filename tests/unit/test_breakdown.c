@@ -217,7 +217,7 @@ Test(breakdown, per_cgroup_rows_in_text_and_json)
 			   "%s", text);
 	cr_assert_not_null(strstr(text, " #77\n"), "%s", text);
 	/* The flush of a request begun before the run: no cgroup. */
-	cr_assert_not_null(strstr(text, "        0 -\n"), "%s", text);
+	cr_assert_not_null(strstr(text, "      0 -\n"), "%s", text);
 	membuf_free(&m);
 
 	text = render(&m, &r, true);

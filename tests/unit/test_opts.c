@@ -448,7 +448,7 @@ Test(opts, resets_config_between_calls)
 	cr_assert_eq(parse_options(a.c, a.v, &cfg), 0, "errmsg: %s", cfg.errmsg);
 	cr_assert_eq(cfg.layers, DEFAULT_LAYERS);
 	cr_assert_eq(cfg.nr_pids, 0);
-	cr_assert_eq(cfg.unit, UNIT_NS);
+	cr_assert_eq(cfg.unit, UNIT_US);
 	cr_assert_eq(cfg.interval, 0);
 	cr_assert_eq(cfg.errmsg[0], '\0', "stale errmsg: %s", cfg.errmsg);
 }

@@ -201,13 +201,37 @@ Test(report, golden_json)
 
 /* ---- Text, checked against the cells ---- */
 
-/* A value as the summary table prints it in a unit. */
+/* n with its thousands grouped by commas, as the tables print counts. */
+static void grouped(char *buf, size_t sz, uint64_t n)
+{
+	char digits[32], *p = buf;
+	size_t len;
+
+	snprintf(digits, sizeof(digits), "%" PRIu64, n);
+	len = strlen(digits);
+	for (size_t i = 0; i < len && (size_t)(p - buf) + 2 < sz; i++) {
+		if (i && (len - i) % 3 == 0)
+			*p++ = ',';
+		*p++ = digits[i];
+	}
+	*p = '\0';
+}
+
+/*
+ * A value as the summary table prints it in a unit: two decimals below
+ * 1,000 units ("<0.01" for a time that is not 0 but rounds to it), a whole
+ * number with its thousands grouped from there on.
+ */
 static void unit_str(char *buf, size_t sz, uint64_t ns, enum unit unit)
 {
-	if (unit == UNIT_NS)
-		snprintf(buf, sz, "%" PRIu64, ns);
+	double v = (double)ns / (double)unit_ns(unit);
+
+	if (unit != UNIT_NS && ns && v < 0.005)
+		snprintf(buf, sz, "<0.01");
+	else if (unit != UNIT_NS && v < 999.995)
+		snprintf(buf, sz, "%.2f", v);
 	else
-		snprintf(buf, sz, "%.2f", (double)ns / (unit == UNIT_US ? 1e3 : 1e6));
+		grouped(buf, sz, unit == UNIT_NS ? ns : (uint64_t)(v + 0.5));
 }
 
 /* The summary line of a cell ("syscall  read ..."), or NULL. */
@@ -238,13 +262,18 @@ static void check_summary(const char *text, enum unit unit)
 					       layer_name(l), op_name(l, op));
 				continue;
 			}
+			if (!c->count && !c->errors) {
+				cr_assert_null(line, "%s %s saw nothing but has a row",
+					       layer_name(l), op_name(l, op));
+				continue;
+			}
 			cr_assert_not_null(line, "%s %s: no summary line", layer_name(l),
 					   op_name(l, op));
 			cr_assert_eq(sscanf(line, "%31s %31s %31s %31s %31s %31s %31s %31s %31s",
 					    f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]),
 				     9, "%s %s: cannot parse: %.120s", layer_name(l),
 				     op_name(l, op), line);
-			snprintf(want[0], 32, "%" PRIu64, (uint64_t)c->count);
+			grouped(want[0], 32, c->count);
 			if (!c->count) {
 				for (int i = 1; i < 7; i++)
 					snprintf(want[i], 32, "-");
@@ -265,7 +294,10 @@ static void check_summary(const char *text, enum unit unit)
 	}
 }
 
-/* Every histogram's rows add up to its cell's count. */
+/*
+ * A histogram for each cell with a long tail (p99 10x p50 or more) over
+ * 100 events or more, none for the others; its rows add up to its count.
+ */
 static void check_histograms(const char *text)
 {
 	for (unsigned int l = 0; l < NR_LAYERS; l++) {
@@ -275,28 +307,22 @@ static void check_histograms(const char *text)
 			const char *p;
 			uint64_t sum = 0, n;
 
-			char failed[64] = "";
+			char failed[64] = "", n_s[32];
+			bool shown = c->count >= 100 && cell_percentile(c, 50) &&
+				     cell_percentile(c, 99) >= 10 * cell_percentile(c, 50);
 
 			if (c->errors)
 				snprintf(failed, sizeof(failed),
 					 " (and %" PRIu64 " failed, not in the histogram)",
 					 (uint64_t)c->errors);
-			snprintf(head, sizeof(head), "\n%s %s: %" PRIu64 " %s%s, latency in ",
-				 layer_name(l), op_name(l, op), (uint64_t)c->count,
+			grouped(n_s, sizeof(n_s), c->count);
+			snprintf(head, sizeof(head), "\n%s %s: %s %s%s, latency in ",
+				 layer_name(l), op_name(l, op), n_s,
 				 l == LAYER_BLK ? (c->count == 1 ? "request" : "requests")
 						: (c->count == 1 ? "call" : "calls"),
 				 failed);
 			p = strstr(text, head);
-			if (plan.cells[l][op].src != METHOD_NONE && !c->count && c->errors) {
-				/* Only failures: the line says so, no histogram. */
-				cr_assert_not_null(p, "no line for %s %s's failures", layer_name(l),
-						   op_name(l, op));
-				p = strchr(p + 1, '\n') + 1;
-				cr_assert(*p == '\n', "%s %s: rows after a failures-only line",
-					  layer_name(l), op_name(l, op));
-				continue;
-			}
-			if (plan.cells[l][op].src == METHOD_NONE || !c->count) {
+			if (plan.cells[l][op].src == METHOD_NONE || !shown) {
 				cr_assert_null(p, "%s %s: unexpected histogram", layer_name(l),
 					       op_name(l, op));
 				continue;
@@ -342,13 +368,25 @@ Test(report, text_matches_cells)
 	}
 }
 
-/* What was left out: one line for syscall, none for vfs (not traced). */
+/* A note's lines joined: those after its first begin with a space. */
+static void unwrap(char *text)
+{
+	char *w = text;
+
+	for (const char *p = text; *p; p++)
+		if (!(p[0] == '\n' && p[1] == ' '))
+			*w++ = *p;
+	*w = '\0';
+}
+
+/* What was left out: one note for syscall, none for vfs (not traced). */
 Test(report, text_left_out)
 {
 	char *text;
 
 	make_report();
 	text = render_text(UNIT_NS);
+	unwrap(text);
 	cr_assert_not_null(strstr(text, "\n(syscall left out: 3 reads on pipes, 12 on sockets, "
 					"1 write on a pipe, 40 on other files, 1 open on "
 					"another file; --all-fds to count them)\n"),
@@ -646,22 +684,55 @@ Test(report, skipped_nothing)
 }
 
 /* The same from a real plan: (c) with -T vfs,ext4. */
+/* The skipped lines of the plan built for fk with -T layers (NULL: none). */
+static char *skipped_for(const struct fake_kernel *fk, const char *layers)
+{
+	struct config cfg;
+
+	unit_config(&cfg, layers, METHOD_NONE);
+	plan_build(&fk->caps, &cfg, &plan);
+	return render_skipped();
+}
+
 Test(report, skipped_from_planner)
 {
 	static struct fake_kernel fk;
-	struct config cfg;
 	char *text;
 
 	fake_kernel_init(&fk, FAKE_TRACEPOINTS);
-	unit_config(&cfg, "vfs,ext4", METHOD_NONE);
-	plan_build(&fk.caps, &cfg, &plan);
-	text = render_skipped();
+	text = skipped_for(&fk, "vfs,ext4");
 	/* Both layers lack fentry and kprobes for the same reason: one line. */
 	cr_assert_not_null(strstr(text, "iostackbreak: skipping vfs, ext4 read/write/open: fentry"),
 			   "%s", text);
 	cr_assert_null(strstr(text, "vfs read"), "%s", text);
 	cr_assert_null(strstr(text, "fsync"), "fsync is traced:\n%s", text);
 	cr_assert_null(strchr(text, '\n') + 1 < text + strlen(text) ? "2 lines" : NULL, "%s", text);
+	free(text);
+}
+
+/*
+ * File systems: a warning only about those mounted, or named by -T. On a
+ * kernel without f2fs, an ext4 user running with the default layers is
+ * not told to modprobe f2fs; one who asks for f2fs is.
+ */
+Test(report, skipped_only_file_systems_mounted_or_asked_for)
+{
+	static struct fake_kernel fk;
+	char *text;
+
+	fake_kernel_init(&fk, FAKE_KPROBES); /* no f2fs registered */
+	fk.caps.fs_mounted = 1U << LAYER_EXT4;
+	text = skipped_for(&fk, NULL);
+	cr_assert_eq(plan.cells[LAYER_F2FS][FSOP_READ].src, METHOD_NONE);
+	cr_assert_not_null(strstr(plan.cells[LAYER_F2FS][FSOP_READ].why, "modprobe f2fs"),
+			   "--plan still says why: %s", plan.cells[LAYER_F2FS][FSOP_READ].why);
+	cr_assert_null(strstr(text, "f2fs"), "%s", text);
+	free(text);
+
+	text = skipped_for(&fk, "syscall,f2fs");
+	cr_assert_not_null(strstr(text, "iostackbreak: skipping f2fs: f2fs is not registered"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "modprobe f2fs"), "%s", text);
 	free(text);
 }
 
@@ -739,4 +810,140 @@ Test(report, gone_disks_are_named_once)
 	report_find_gone_disks(&r, &seen, KDEV_MAKE(8, 0), "sda", present_but_one);
 	cr_assert_eq(r.nr_gone, 1);
 	cr_assert_str_eq(r.gone[0].name, "sda");
+}
+
+/* ---- What a reader sees first ---- */
+
+/*
+ * The report of a run as the demo's: calls split, parts that took no time
+ * (blocked, journal) or next to none (lock), cells traced that saw nothing,
+ * calls left out, the verdict. The discard is 9 ms here: a 17-minute one
+ * (make_report's) is wider than its column and pushes its row past 100.
+ */
+static void make_split_report(enum unit unit)
+{
+	static const unsigned int read_parts[NR_PARTS] = {
+		[LAYER_SYSCALL] = 420, [PART_IO_WAIT] = 216, [PART_RUNQUEUE] = 364,
+	};
+	static const unsigned int fsync_parts[NR_PARTS] = {
+		[LAYER_SYSCALL] = 1, [LAYER_EXT4] = 30, [PART_IO_WAIT] = 199, [PART_RUNQUEUE] = 770,
+	};
+
+	make_report_in(unit);
+	rep_cfg.no_verdict = false;
+	rep_cfg.offcpu = true;
+	plan.why[WHY_LOCK] = plan.why[WHY_JOURNAL] = true;
+	plan.why[WHY_CACHE] = plan.why[WHY_READAHEAD] = true;
+	rep.split_layer = LAYER_SYSCALL;
+	fill(&rep.cells[LAYER_BLK][BLKOP_DISCARD], 7, 15, 60000, 9000000);
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		const struct cell_hist *c = &rep.cells[LAYER_SYSCALL][op];
+		const unsigned int *per_mille = op == FSOP_FSYNC ? fsync_parts : read_parts;
+
+		rep.calls[op] = (struct call_totals){ .count = c->count, .total_ns = c->sum_ns };
+		for (unsigned int part = 0; part < NR_PARTS; part++)
+			cell_record(&rep.parts[op][part], c->sum_ns * per_mille[part] / 1000);
+	}
+	/* 5 ns of lock in 20 ms of writes: "<0.1%", not "0.0%". */
+	cell_record(&rep.parts[FSOP_WRITE][PART_LOCK], 5);
+	rep.calls[FSOP_WRITE].lock_ns[0] = 5;
+	rep.calls[FSOP_READ].blk_requests = 50;
+	rep.calls[FSOP_READ].blk_bytes = 50 * 4096;
+	rep.calls[FSOP_READ].cache_miss_pages = 3;
+	rep.calls[FSOP_FSYNC].blk_requests = 4;
+	rep.calls[FSOP_FSYNC].blk_bytes = 4 * 655360;
+	rep.calls[FSOP_FSYNC].writeback_pages = 800;
+}
+
+/* Numbers in a row: how many, and whether one is not zero ("-" is none). */
+static void row_numbers(const char *line, unsigned int *nums, bool *nonzero)
+{
+	char buf[512], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	*nums = 0;
+	*nonzero = false;
+	for (char *tok = strtok_r(buf, " \t|[]()", &save); tok;
+	     tok = strtok_r(NULL, " \t|[]()", &save)) {
+		char digits[64], *end;
+		size_t n = 0;
+		double v;
+
+		for (const char *p = tok; *p && n + 1 < sizeof(digits); p++)
+			if (*p != ',' && *p != '%' && *p != '<')
+				digits[n++] = *p;
+		digits[n] = '\0';
+		if (!strcmp(tok, "-")) {
+			(*nums)++;
+			continue;
+		}
+		v = strtod(digits, &end);
+		if (!n || *end)
+			continue;
+		(*nums)++;
+		*nonzero |= v != 0;
+	}
+}
+
+/*
+ * The checks a reader's first look makes of a text report: no line wider
+ * than 100 columns, no row of nothing but zeros (a cell that saw nothing,
+ * a part that took no time), no share of "0.0%".
+ */
+static void check_lean(const char *text)
+{
+	const char *line = text;
+
+	while (*line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[512];
+		unsigned int nums;
+		bool nonzero;
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, line);
+		cr_expect_leq(len, 100, "a line of %zu columns: %s", len, buf);
+		cr_expect_null(strstr(buf, " 0.0%"), "a share of 0.0%%: %s", buf);
+		row_numbers(buf, &nums, &nonzero);
+		cr_expect(nums < 3 || nonzero, "a row of zeros: %s", buf);
+		line += len + (nl ? 1 : 0);
+	}
+}
+
+/* The checks catch what they are for: made-up lines fail them. */
+Test(report, lean_check_sees_zero_rows_and_shares)
+{
+	unsigned int nums;
+	bool nonzero;
+
+	row_numbers("io_uring read             0         -         -         -", &nums, &nonzero);
+	cr_expect(nums >= 3 && !nonzero);
+	row_numbers("                 blocked     0.0%         0.00         0.00", &nums, &nonzero);
+	cr_expect(nums >= 3 && !nonzero);
+	row_numbers("        page cache: 0.00 pages added (cache misses), 0.00 read ahead per call",
+		    &nums, &nonzero);
+	cr_expect(nums < 3, "two numbers: a line of text, not a row");
+	row_numbers("blk      other            3      0.00      0.00      0.01", &nums, &nonzero);
+	cr_expect(nums >= 3 && nonzero);
+}
+
+Test(report, text_of_a_split_run_is_lean)
+{
+	static const enum unit units[] = { UNIT_US, UNIT_MS };
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(units); i++) {
+		char *text;
+
+		make_split_report(units[i]);
+		text = render_text(units[i]);
+		check_lean(text);
+		/* The verdict heads it, the parts with no time are not there. */
+		cr_expect(!strncmp(text, "\nverdict: read took the most time (", 35), "%s", text);
+		cr_expect_null(strstr(text, "blocked"), "%s", text);
+		cr_expect_null(strstr(text, "journal"), "%s", text);
+		cr_expect_not_null(strstr(text, "<0.1%"), "%s", text);
+		cr_expect_null(strstr(text, "syscall  open "), "%s", text);
+		cr_expect_not_null(strstr(text, "(traced, nothing seen: syscall open)"), "%s", text);
+		free(text);
+	}
 }

@@ -124,3 +124,61 @@ Test(verdict, a_short_buffer_is_cut_not_overrun)
 	cr_expect_eq(got[sizeof(got) - 1], 'x');
 	cr_expect_eq(strlen(got), sizeof(got) - 2);
 }
+
+/* The text report's verdict: a headline, then the one line's phrases each
+ * on a line of their own, none past VERDICT_COLS. */
+Test(verdict, text_lines_head_with_the_busiest_op_and_fit_the_width)
+{
+	struct report r = { .split_layer = LAYER_SYSCALL,
+			    .cfg = &(struct config){ .disk = "nvme0n1" } };
+	struct cell_hist *fsync = &r.cells[LAYER_SYSCALL][FSOP_FSYNC];
+	char lines[VERDICT_MAX_LINES][VERDICT_COLS + 1], one[512];
+	unsigned int n;
+
+	split_reads(&r, 12402, 4100000, 820, 120, 60, 16123);
+	fill(fsync, 1000000, 90);
+	fill(fsync, 40000000, 10);
+	r.calls[FSOP_FSYNC] = (struct call_totals){ .count = 100, .total_ns = fsync->sum_ns };
+	r.parts[FSOP_FSYNC][PART_BLOCKED].sum_ns = fsync->sum_ns;
+	n = report_verdict_lines(&r, lines, VERDICT_MAX_LINES);
+	cr_assert_eq(n, 3);
+	/* 12,402 calls of 4.1 ms: 51 s, 82% of it waiting for the disk. */
+	cr_expect_str_eq(lines[0],
+			 "verdict: read took the most time (51 s), 82% of it waiting for nvme0n1");
+	report_verdict(&r, one, sizeof(one));
+	/* Each op's line is the one line's phrase, as far as it fits. */
+	cr_expect(!strncmp(lines[1], "  read p99 ", 11), "%s", lines[1]);
+	cr_expect(!strncmp(one, lines[1] + 2, strlen(lines[1]) - 2), "%s\n%s", one, lines[1]);
+	cr_expect(!strncmp(lines[2], "  fsync p99 ", 12), "%s", lines[2]);
+	cr_expect_not_null(strstr(lines[2], "x p50): 100% blocked"), "%s", lines[2]);
+	for (unsigned int i = 0; i < n; i++)
+		cr_expect_leq(strlen(lines[i]), VERDICT_COLS, "%s", lines[i]);
+}
+
+/* A part that does not fit is left out whole: never half a phrase. */
+Test(verdict, text_lines_cut_at_a_whole_part)
+{
+	struct report r = { .split_layer = LAYER_SYSCALL,
+			    .cfg = &(struct config){ .disk = "dm-crypt-home" } };
+	char lines[VERDICT_MAX_LINES][VERDICT_COLS + 1], one[512];
+	unsigned int n;
+
+	split_reads(&r, 12402, 4100000, 820, 120, 60, 16123);
+	n = report_verdict_lines(&r, lines, VERDICT_MAX_LINES);
+	cr_assert_eq(n, 2);
+	report_verdict(&r, one, sizeof(one));
+	cr_expect_gt(strlen(one), VERDICT_COLS - 2, "%s", one);
+	cr_expect_leq(strlen(lines[1]), VERDICT_COLS, "%s", lines[1]);
+	cr_expect_not_null(strstr(lines[1], "requests/call), 12% runqueue"), "%s", lines[1]);
+	cr_expect_null(strstr(lines[1], "syscall on"), "%s", lines[1]);
+	cr_expect(lines[1][strlen(lines[1]) - 1] == 'e', "%s", lines[1]);
+}
+
+Test(verdict, text_lines_nothing_timed)
+{
+	struct report r = { .split_layer = -1, .cfg = &(struct config){ 0 } };
+	char lines[VERDICT_MAX_LINES][VERDICT_COLS + 1];
+
+	cr_assert_eq(report_verdict_lines(&r, lines, VERDICT_MAX_LINES), 1);
+	cr_expect_str_eq(lines[0], "verdict: no I/O was timed");
+}
