@@ -77,7 +77,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
-	install format deps selftest release-check
+	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
      $(OUTPUT)/liburingwork
 
@@ -158,8 +158,11 @@ $(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) $(OUTPUT)/progtab.o tests/unit/unit.h
 # thread_slots.h): a change rebuilds the tests too.
 $(UNIT_BIN): $(wildcard bpf/*.h)
 
+# What the tool needs (step 1), then what its tests need (step 2).
 deps:
 	$(Q)scripts/install-deps.sh
+test-deps:
+	$(Q)scripts/install-test-deps.sh
 
 # --- Test suites: each runs under tests/leftovers.py, which prints its wall
 # time and fails it if anything it started is left: a process, a BPF program
@@ -258,7 +261,7 @@ $(OUTPUT)/compat32: tools/compat32.c | $(OUTPUT)
 # The VM suite on Debian's arm64 cloud kernel under qemu-system-aarch64
 # (TCG, slow: not part of make check; run it before each release and record
 # the result in the README). The tool is cross-built into build-arm64/ with
-# Debian's arm64 libraries (scripts/install-deps.sh --arm64) and the arm64
+# Debian's arm64 libraries (scripts/install-test-deps.sh --arm64) and the arm64
 # vmlinux.h (vmlinux/arm64, from Debian's 6.12 arm64 kernel's BTF).
 ARM64_MAKE := $(MAKE) ARCH=arm64 OUTPUT=build-arm64 CC=aarch64-linux-gnu-gcc \
 	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig

@@ -27,7 +27,7 @@ cd "$(dirname "$0")/../.."
 
 if [[ ${1:-} != --inside ]]; then
 	[[ $(id -u) == 0 ]] || { echo "deb-check: run as root (namespaces, a chroot, BPF for --plan)" >&2; exit 1; }
-	command -v mmdebstrap >/dev/null || { echo "deb-check: mmdebstrap missing: scripts/install-deps.sh" >&2; exit 1; }
+	command -v mmdebstrap >/dev/null || { echo "deb-check: mmdebstrap missing: scripts/install-test-deps.sh" >&2; exit 1; }
 	deb=$(scripts/deb.sh | tail -1)
 	echo "deb-check: built $deb"
 	# Errors fail; warnings and infos are shown.

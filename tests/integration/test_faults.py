@@ -322,7 +322,7 @@ def thirty_two_fio_jobs_counted_exactly():
     CPU where they happen; a miss there would still be counted as
     request_completion_missed (when its struct request is started again)."""
     if not os.path.exists("/usr/sbin/biolatency"):
-        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-deps.sh)")
+        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-test-deps.sh)")
     secs = int(os.environ.get("IOSB_LOAD_SECONDS", "60"))
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)
