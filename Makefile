@@ -180,6 +180,13 @@ completion-check: $(OUTPUT)/iostackbreak
 integration: all
 	$(LEFTOVERS) --host integration -- tests/integration/run.sh
 
+# The sample outputs in README.md and docs/ against the tool's own, from
+# real runs (root and BPF; a few seconds): tests/docs/samples.py says how
+# they are compared; tests/docs/samples.py --write makes them again.
+.PHONY: docs-check
+docs-check: all
+	$(LEFTOVERS) --host docs-check -- tests/docs/samples.py
+
 # The test of the tests: a test made to fail on purpose leaves nothing.
 selftest: all
 	$(LEFTOVERS) --host selftest -- tests/selftest.py
@@ -342,11 +349,13 @@ soak-check: all
 
 # Everything, one stage after the other, each timed and each run even after
 # another failed (tests/stages.sh): unit tests, the bash completion, fuzz
-# smoke, real BPF on this kernel, the test of the tests, the Debian package,
+# smoke, real BPF on this kernel, the docs' samples, the test of the tests,
+# the Debian package,
 # the same under the sanitizers, a one-minute soak, then the VM suite on
 # Debian 12's 6.1 and 6.12 kernels, side by side (vms), and the lock,
 # journal and page checks there (vm-why).
-CHECK_STAGES := unit completion-check fuzz-check integration selftest deb-check sanitized soak-check vms \
+CHECK_STAGES := unit completion-check fuzz-check integration docs-check selftest deb-check sanitized \
+	soak-check vms \
 	vm-why
 check:
 	$(Q)tests/stages.sh $(MAKE) $(CHECK_STAGES)
