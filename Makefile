@@ -15,6 +15,7 @@ DESTDIR ?=
 # systemd reads units from /usr/local/lib/systemd/system as well; the Debian
 # package puts its unit in /lib/systemd/system.
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR ?= $(PREFIX)/share/doc/iostackbreak
 CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
@@ -378,6 +379,9 @@ install: $(OUTPUT)/iostackbreak
 	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' contrib/iostackbreak.service \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 docs/*.md docs/*.svg $(DESTDIR)$(DOCDIR)/docs
 
 # iostackbreak_VERSION_ARCH.deb here (scripts/deb.sh says how and why).
 .PHONY: deb deb-check

@@ -30,14 +30,14 @@ if [[ ${1:-} != --inside ]]; then
 	command -v mmdebstrap >/dev/null || { echo "deb-check: mmdebstrap missing: scripts/install-test-deps.sh" >&2; exit 1; }
 	deb=$(scripts/deb.sh | tail -1)
 	echo "deb-check: built $deb"
-	# Errors fail; warnings and infos are shown.
-	if lint=$(lintian --fail-on error --display-info "$deb" 2>&1); then
-		echo "ok   lintian: no errors"
+	# Errors and warnings fail; infos are shown.
+	if lint=$(lintian --fail-on error,warning --display-info "$deb" 2>&1); then
+		echo "ok   lintian: no errors, no warnings"
 	else
-		echo "FAIL lintian reports errors"
+		echo "FAIL lintian reports errors or warnings"
 	fi
 	grep -v '^running with root' <<<"$lint" | sed 's/^/     /' || true
-	grep -q '^E: ' <<<"$lint" && exit 1
+	grep -q '^[EW]: ' <<<"$lint" && exit 1
 	tmp=$(mktemp -d /tmp/iosb-deb.XXXXXX)
 	trap 'rmdir "$tmp"' EXIT
 	# --kill-child: if unshare dies, the namespace's first process is
@@ -135,7 +135,8 @@ done
 files=$(in_root dpkg -L iostackbreak)
 for f in /usr/sbin/iostackbreak /usr/share/man/man8/iostackbreak.8.gz \
 	/usr/share/bash-completion/completions/iostackbreak \
-	/lib/systemd/system/iostackbreak.service /usr/share/doc/iostackbreak/copyright; do
+	/lib/systemd/system/iostackbreak.service /usr/share/doc/iostackbreak/copyright \
+	/usr/share/doc/iostackbreak/README.md /usr/share/doc/iostackbreak/docs/layers.md; do
 	grep -qx "$f" <<<"$files" && [[ -e $root$f ]] && ok "installed $f" || fail "not installed: $f"
 done
 [[ $(in_root sh -c 'command -v iostackbreak') == /usr/sbin/iostackbreak ]] &&
