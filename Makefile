@@ -202,7 +202,7 @@ vm-6.12: all $(OUTPUT)/compat32
 # The same suite on Debian 12's generic kernel (6.1), which has f2fs where
 # the cloud kernels have none: f2fs's cells, added by one line of
 # bpf/cells.def, traced and counted like ext4's (not part of make check;
-# its result is in the README's table of kernels).
+# its result is in docs/kernels.md's table of kernels).
 .PHONY: vm-f2fs
 vm-f2fs: all $(OUTPUT)/compat32
 	IOSB_VM_FLAVOUR=amd64 $(LEFTOVERS) vm-f2fs -- tests/vm/run.sh
@@ -268,7 +268,7 @@ $(OUTPUT)/compat32: tools/compat32.c | $(OUTPUT)
 
 # The VM suite on Debian's arm64 cloud kernel under qemu-system-aarch64
 # (TCG, slow: not part of make check; run it before each release and record
-# the result in the README). The tool is cross-built into build-arm64/ with
+# the result in docs/kernels.md). The tool is cross-built into build-arm64/ with
 # Debian's arm64 libraries (scripts/install-test-deps.sh --arm64) and the arm64
 # vmlinux.h (vmlinux/arm64, from Debian's 6.12 arm64 kernel's BTF).
 ARM64_MAKE := $(MAKE) ARCH=arm64 OUTPUT=build-arm64 CC=aarch64-linux-gnu-gcc \

@@ -142,7 +142,6 @@ def samples(scratch):
     out = {}
     out["demo"] = pieces(
         between(demo, r"^verdict", count=1),
-        between(demo, r"^syscall fsync: ", r"^$")[:-1],
         between(demo, r"^LAYER", r"^$")[:-1],
         between(demo, r"^Where the time goes", r"^OP "),
         between(demo, r"^fsync ", r"writeback:"),
@@ -159,18 +158,18 @@ def samples(scratch):
               "-D", "pread", "1", data])
     out["event-json"] = [l for l in js if l.startswith('{"event":"io"') and '"op":"read"' in l][:1]
     # Per process: two processes, cached and direct reads.
-    per = run([TOOL, "-u", "-T", "syscall", "-P", "--no-parts", "--no-verdict", "--", "sh",
+    per = run([TOOL, "-u", "-T", "syscall", "-P", "--no-parts", "--", "sh",
                "-c", f"{WORK} -c pread 3000 {data} >/dev/null; {WORK} -D pread 300 {data} >/dev/null"])
     out["per-process"] = between(per, r"^LAYER +OP +PID", r"^\(times in")
     # Request flags of fsyncs with data.
-    fl = run([TOOL, "-u", "-T", "blk", "-F", "--no-verdict", "--", WORK, "-W", "fsync", "50",
+    fl = run([TOOL, "-u", "-T", "blk", "-F", "--", WORK, "-W", "fsync", "50",
               data])
     out["flags"] = between(fl, r"^LAYER +OP +FLAGS", r"^\(times in")
     # io_uring requests of known counts.
-    ur = run([TOOL, "-u", "-T", "io_uring", "--no-verdict", "--", URING, "-o", "10", "-w",
+    ur = run([TOOL, "-u", "-T", "io_uring", "--", URING, "-o", "10", "-w",
               "200", "-s", "10", "-r", "200", "-q", "8", scratch.path("uring")])
     out["uring"] = between(ur, r"^LAYER", r"^\(times in")
-    st = run([TOOL, "-u", "-T", "syscall", "--stats", "--no-parts", "--no-verdict", "--", WORK,
+    st = run([TOOL, "-u", "-T", "syscall", "--stats", "--no-parts", "--", WORK,
               "-c", "pread", "100000", data])
     out["stats"] = between(st, r"^LAYER +PROGS", r"^\(tracer cost")
     out["prometheus"] = scrape(data)
