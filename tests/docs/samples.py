@@ -16,6 +16,7 @@ shows. Output of a ```text block outside the markers is refused: every
 sample is the tool's.
 
     tests/docs/samples.py --write   run every sample, rewrite the blocks
+                                    (and docs/heatmap-example.svg)
     tests/docs/samples.py           run every sample, fail if one drifted
     tests/docs/samples.py --print   run every sample, print them
 
@@ -33,7 +34,8 @@ long tail varies). The skeletons, sorted, must be equal: the same lines, so
 the same headers, columns, rows (layer, op, part, key) and notes, in any
 order (keys of equal counts come in either order).
 A change of the report's format fails the check until the samples are
-written again with --write.
+written again with --write. The heat map of docs/events.md is compared by
+the titles of its panels (the cells it shows), reduced the same way.
 """
 import difflib
 import glob
@@ -52,6 +54,7 @@ TOOL = os.environ.get("IOSB_TOOL", os.path.join(ROOT, "build", "iostackbreak"))
 # Static: no loader opening libraries, so a command's calls are its own.
 WORK = os.path.join(ROOT, "build", "iowork-static")
 URING = os.path.join(ROOT, "build", "uringwork")
+HEATMAP = os.path.join(ROOT, "docs", "heatmap-example.svg")
 PAGES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 BEGIN = re.compile(r"^<!-- sample ([a-z0-9-]+) -->$")
 END = "<!-- /sample -->"
@@ -82,21 +85,47 @@ def pieces(*parts):
 
 
 class Scratch:
-    """A directory under /var/tmp for the workloads' files."""
+    """An ext4 of the samples' own, on a loop device over a file under
+    /var/tmp: the workloads' block requests are then theirs alone (no other
+    process's deletions, discards or metadata reads share its journal), so
+    the cells a sample shows are the same from run to run."""
 
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="iosb-samples.", dir="/var/tmp")
+        self.image = os.path.join(self.dir, "disk.img")
+        self.mnt = os.path.join(self.dir, "mnt")
+        self.dev = None
+        self.mounted = False
+        try:
+            with open(self.image, "wb") as f:
+                f.truncate(256 << 20)
+            self.dev = subprocess.run(["losetup", "-f", "--show", self.image], check=True,
+                                      capture_output=True, text=True).stdout.strip()
+            subprocess.run(["mkfs.ext4", "-q", "-F", self.dev], check=True)
+            os.mkdir(self.mnt)
+            subprocess.run(["mount", self.dev, self.mnt], check=True)
+            self.mounted = True
+        except BaseException:
+            self.close()
+            raise
 
     def path(self, name):
-        return os.path.join(self.dir, name)
+        return os.path.join(self.mnt, name)
 
     def close(self):
+        if self.mounted:
+            subprocess.run(["umount", self.mnt], check=True)
+            self.mounted = False
+        if self.dev:
+            subprocess.run(["losetup", "-d", self.dev], check=True)
+            self.dev = None
         subprocess.run(["rm", "-rf", self.dir], check=True)
 
 
-def run(argv):
+def run(argv, env=None):
     """What argv printed on stdout, as lines; it must succeed."""
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, **(env or {})))
     if p.returncode:
         raise AssertionError(f"{shlex.join(argv)} exited {p.returncode}: {p.stderr[-2000:]}")
     return p.stdout.splitlines()
@@ -138,7 +167,7 @@ def scrape(data):
 def samples(scratch):
     """NAME -> the lines its page shows."""
     data = scratch.path("data")
-    demo = run([os.path.join(ROOT, "scripts", "demo.sh")])
+    demo = run([os.path.join(ROOT, "scripts", "demo.sh")], env={"TMPDIR": scratch.mnt})
     out = {}
     out["demo"] = pieces(
         between(demo, r"^verdict", count=1),
@@ -174,6 +203,26 @@ def samples(scratch):
     out["stats"] = between(st, r"^LAYER +PROGS", r"^\(tracer cost")
     out["prometheus"] = scrape(data)
     return out
+
+
+def heatmap(scratch):
+    """The heat map docs/events.md shows: 4 KiB writes, cached then O_DSYNC,
+    traced with --heatmap and a 1 s interval (about 5 s)."""
+    data, svg = scratch.path("step"), scratch.path("heatmap.svg")
+    work = (f"{WORK} -P 200 pwrite 8000 {data} >/dev/null; "
+            f"{WORK} -S dsync -P 1000 pwrite 600 {data} >/dev/null")
+    # The file is made and its blocks allocated by a run before: the traced
+    # one then reads nothing from the disk, and its cells (the heat map's
+    # panels) are always the same.
+    run([WORK, "pwrite", "8000", data])
+    run([TOOL, "-T", "syscall,blk", "--heatmap=" + svg, "1", "--", "sh", "-c", work])
+    with open(svg) as f:
+        return f.read()
+
+
+def panels(svg):
+    """A heat map's skeleton: the titles of its panels, one per cell."""
+    return skeleton(re.findall(r'class="title">([^<]*)<', svg))
 
 
 def skeleton(lines):
@@ -229,9 +278,19 @@ def main():
     scratch = Scratch()
     try:
         fresh = samples(scratch)
+        svg = heatmap(scratch)
     finally:
         scratch.close()
     bad = 0
+    if write:
+        with open(HEATMAP, "w") as f:
+            f.write(svg)
+    else:
+        with open(HEATMAP) as f:
+            if sorted(panels(f.read())) != sorted(panels(svg)):
+                bad += 1
+                print(f"{os.path.relpath(HEATMAP, ROOT)} drifted from the tool's: panels "
+                      f"{panels(svg)} (tests/docs/samples.py --write makes it again)")
     used = set()
     for page in PAGES:
         with open(page) as f:
@@ -264,7 +323,7 @@ def main():
     for name in sorted(set(fresh) - used):
         print(f"sample {name} is shown on no page")
         bad += 1
-    total = len(used)
+    total = len(used) + 1
     print(f"docs: {total - min(bad, total)} passed, {bad} failed "
           f"({time.monotonic() - started:.1f} s)")
     return 1 if bad else 0
