@@ -15,6 +15,7 @@ DESTDIR ?=
 # systemd reads units from /usr/local/lib/systemd/system as well; the Debian
 # package puts its unit in /lib/systemd/system.
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR ?= $(PREFIX)/share/doc/iostackbreak
 CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
@@ -79,7 +80,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
-	install format deps selftest release-check
+	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
      $(OUTPUT)/liburingwork
 
@@ -160,8 +161,11 @@ $(UNIT_BIN): $(UNIT_SRCS) $(CORE_OBJS) $(OUTPUT)/progtab.o tests/unit/unit.h
 # thread_slots.h): a change rebuilds the tests too.
 $(UNIT_BIN): $(wildcard bpf/*.h)
 
+# What the tool needs (step 1), then what its tests need (step 2).
 deps:
 	$(Q)scripts/install-deps.sh
+test-deps:
+	$(Q)scripts/install-test-deps.sh
 
 # --- Test suites: each runs under tests/leftovers.py, which prints its wall
 # time and fails it if anything it started is left: a process, a BPF program
@@ -179,6 +183,13 @@ completion-check: $(OUTPUT)/iostackbreak
 integration: all
 	$(LEFTOVERS) --host integration -- tests/integration/run.sh
 
+# The sample outputs in README.md and docs/ against the tool's own, from
+# real runs (root and BPF; a few seconds): tests/docs/samples.py says how
+# they are compared; tests/docs/samples.py --write makes them again.
+.PHONY: docs-check
+docs-check: all
+	$(LEFTOVERS) --host docs-check -- tests/docs/samples.py
+
 # The test of the tests: a test made to fail on purpose leaves nothing.
 selftest: all
 	$(LEFTOVERS) --host selftest -- tests/selftest.py
@@ -193,7 +204,7 @@ vm-6.12: all $(OUTPUT)/compat32
 # The same suite on Debian 12's generic kernel (6.1), which has f2fs where
 # the cloud kernels have none: f2fs's cells, added by one line of
 # bpf/cells.def, traced and counted like ext4's (not part of make check;
-# its result is in the README's table of kernels).
+# its result is in docs/kernels.md's table of kernels).
 .PHONY: vm-f2fs
 vm-f2fs: all $(OUTPUT)/compat32
 	IOSB_VM_FLAVOUR=amd64 $(LEFTOVERS) vm-f2fs -- tests/vm/run.sh
@@ -268,8 +279,8 @@ $(OUTPUT)/compat32: tools/compat32.c | $(OUTPUT)
 
 # The VM suite on Debian's arm64 cloud kernel under qemu-system-aarch64
 # (TCG, slow: not part of make check; run it before each release and record
-# the result in the README). The tool is cross-built into build-arm64/ with
-# Debian's arm64 libraries (scripts/install-deps.sh --arm64) and the arm64
+# the result in docs/kernels.md). The tool is cross-built into build-arm64/ with
+# Debian's arm64 libraries (scripts/install-test-deps.sh --arm64) and the arm64
 # vmlinux.h (vmlinux/arm64, from Debian's 6.12 arm64 kernel's BTF).
 ARM64_MAKE := $(MAKE) ARCH=arm64 OUTPUT=build-arm64 CC=aarch64-linux-gnu-gcc \
 	PKG_CONFIG_LIBDIR=/usr/lib/aarch64-linux-gnu/pkgconfig
@@ -350,11 +361,13 @@ soak-check: all
 
 # Everything, one stage after the other, each timed and each run even after
 # another failed (tests/stages.sh): unit tests, the bash completion, fuzz
-# smoke, real BPF on this kernel, the test of the tests, the Debian package,
+# smoke, real BPF on this kernel, the docs' samples, the test of the tests,
+# the Debian package,
 # the same under the sanitizers, a one-minute soak, then the VM suite on
 # Debian 12's 6.1 and 6.12 kernels, side by side (vms), and the lock,
 # journal and page checks there (vm-why).
-CHECK_STAGES := unit completion-check fuzz-check integration selftest deb-check sanitized soak-check vms \
+CHECK_STAGES := unit completion-check fuzz-check integration docs-check selftest deb-check sanitized \
+	soak-check vms \
 	vm-why
 # tests/untouched.py watches PID 1 meanwhile: no stage may change the CPUs,
 # cgroups, priority or limits of a process it did not start.
@@ -379,6 +392,9 @@ install: $(OUTPUT)/iostackbreak
 	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' contrib/iostackbreak.service \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/iostackbreak.service
+	install -d $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -m 0644 docs/*.md docs/*.svg $(DESTDIR)$(DOCDIR)/docs
 
 # iostackbreak_VERSION_ARCH.deb here (scripts/deb.sh says how and why).
 .PHONY: deb deb-check

@@ -3,7 +3,7 @@
 # The Debian package from `make deb`: lintian finds no error; apt installs it
 # into a fresh minimal Debian root, pulling its dependencies from the archive,
 # and there the tool, its man page and its completion work, the unit is
-# installed but not enabled and --plan attaches (root, BPF); apt purges it
+# installed but not enabled and --plan --check attaches (root, BPF); apt purges it
 # with those dependencies and nothing is left behind.
 #
 # The root: Debian's apt variant (the Essential packages and apt) of this
@@ -26,18 +26,18 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 if [[ ${1:-} != --inside ]]; then
-	[[ $(id -u) == 0 ]] || { echo "deb-check: run as root (namespaces, a chroot, BPF for --plan)" >&2; exit 1; }
-	command -v mmdebstrap >/dev/null || { echo "deb-check: mmdebstrap missing: scripts/install-deps.sh" >&2; exit 1; }
+	[[ $(id -u) == 0 ]] || { echo "deb-check: run as root (namespaces, a chroot, BPF for --plan --check)" >&2; exit 1; }
+	command -v mmdebstrap >/dev/null || { echo "deb-check: mmdebstrap missing: scripts/install-test-deps.sh" >&2; exit 1; }
 	deb=$(scripts/deb.sh | tail -1)
 	echo "deb-check: built $deb"
-	# Errors fail; warnings and infos are shown.
-	if lint=$(lintian --fail-on error --display-info "$deb" 2>&1); then
-		echo "ok   lintian: no errors"
+	# Errors and warnings fail; infos are shown.
+	if lint=$(lintian --fail-on error,warning --display-info "$deb" 2>&1); then
+		echo "ok   lintian: no errors, no warnings"
 	else
-		echo "FAIL lintian reports errors"
+		echo "FAIL lintian reports errors or warnings"
 	fi
 	grep -v '^running with root' <<<"$lint" | sed 's/^/     /' || true
-	grep -q '^E: ' <<<"$lint" && exit 1
+	grep -q '^[EW]: ' <<<"$lint" && exit 1
 	tmp=$(mktemp -d /tmp/iosb-deb.XXXXXX)
 	trap 'rmdir "$tmp"' EXIT
 	# --kill-child: if unshare dies, the namespace's first process is
@@ -135,7 +135,8 @@ done
 files=$(in_root dpkg -L iostackbreak)
 for f in /usr/sbin/iostackbreak /usr/share/man/man8/iostackbreak.8.gz \
 	/usr/share/bash-completion/completions/iostackbreak \
-	/lib/systemd/system/iostackbreak.service /usr/share/doc/iostackbreak/copyright; do
+	/lib/systemd/system/iostackbreak.service /usr/share/doc/iostackbreak/copyright \
+	/usr/share/doc/iostackbreak/README.md /usr/share/doc/iostackbreak/docs/layers.md; do
 	grep -qx "$f" <<<"$files" && [[ -e $root$f ]] && ok "installed $f" || fail "not installed: $f"
 done
 [[ $(in_root sh -c 'command -v iostackbreak') == /usr/sbin/iostackbreak ]] &&
@@ -161,8 +162,8 @@ comp=$(in_root bash -c 'source /usr/share/bash-completion/completions/iostackbre
 [[ " $comp " == *" syscall "* && " $comp " == *" blk "* ]] && ok "completion of -T: $comp" ||
 	fail "completion of -T: [$comp]"
 
-# --plan attaches for real: the syscall and blk layers get a source here.
-if plan=$(in_root iostackbreak --plan 2>&1); then
+# --plan --check attaches for real: the syscall and blk layers get a source here.
+if plan=$(in_root iostackbreak --plan --check 2>&1); then
 	for layer in syscall blk; do
 		grep -Eq "^$layer +[a-z]+ +[a-z_]+ " <<<"$plan" && ! grep -Eq "^$layer +[a-z]+ +- " <<<"$plan" &&
 			ok "--plan: $layer attached" || fail "--plan: $layer not attached: $plan"

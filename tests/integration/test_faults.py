@@ -324,7 +324,7 @@ def thirty_two_fio_jobs_counted_exactly():
     but on a kernel that hides completions from BPF, where biolatency misses
     the same ones)."""
     if not os.path.exists("/usr/sbin/biolatency"):
-        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-deps.sh)")
+        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-test-deps.sh)")
     secs = int(os.environ.get("IOSB_LOAD_SECONDS", "60"))
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)

@@ -152,7 +152,7 @@ def a_pipeline_into_sqlite3_counts_the_reads_of_files_strace_sees():
     counts only reads of files, as many as strace -f -y shows."""
     for tool in ("sqlite3", "strace"):
         if not shutil.which(tool):
-            raise Skip(f"{tool} is not installed (scripts/install-deps.sh)")
+            raise Skip(f"{tool} is not installed (scripts/install-test-deps.sh)")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         want, left = strace_calls(["sh", "-c", PIPELINE], cwd=tmp)
         os.unlink(os.path.join(tmp, "db"))

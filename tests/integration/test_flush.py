@@ -233,7 +233,7 @@ def redis_fdatasyncs_have_one_flush_each():
     one empty PREFLUSH write per fdatasync, equal to the disk's flushes."""
     for prog in ("redis-server", "redis-benchmark", "strace"):
         if not shutil.which(prog):
-            raise Skip(f"{prog} missing (scripts/install-deps.sh installs it)")
+            raise Skip(f"{prog} missing (scripts/install-test-deps.sh installs it)")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp, size_mib=256, name="redis.img")
         mnt = os.path.join(tmp, "mnt")

@@ -180,7 +180,7 @@ def biolatency_total(text):
 @test
 def blk_agrees_with_biolatency():
     if not os.path.exists("/usr/sbin/biolatency"):
-        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-deps.sh)")
+        raise Skip("libbpf-tools' biolatency is not installed (scripts/install-test-deps.sh)")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)
         try:

@@ -146,7 +146,7 @@ class Prometheus:
 
     def __init__(self, tmp, target_port):
         if not shutil.which("prometheus"):
-            raise Skip("prometheus is not installed (scripts/install-deps.sh installs it)")
+            raise Skip("prometheus is not installed (scripts/install-test-deps.sh installs it)")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = os.path.join(tmp, "prometheus.yml")
@@ -304,7 +304,7 @@ def promtool_finds_no_problems_in_a_full_exposition():
     """All layers with -P -D -F --stats: every family, every label."""
     promtool = shutil.which("promtool")
     if not promtool:
-        raise Skip("promtool is not installed (scripts/install-deps.sh installs it)")
+        raise Skip("promtool is not installed (scripts/install-test-deps.sh installs it)")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         # Its own disk. On a kernel that hides some completions from BPF
         # (harness.check_blk_count), a scrape in the middle of a run cannot
@@ -530,7 +530,7 @@ def promtool_check(text):
     """promtool check metrics on an exposition: no error, no warning."""
     promtool = shutil.which("promtool")
     if not promtool:
-        raise Skip("promtool is not installed (scripts/install-deps.sh installs it)")
+        raise Skip("promtool is not installed (scripts/install-test-deps.sh installs it)")
     p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                        text=True)
     assert p.returncode == 0 and not (p.stdout + p.stderr).strip(), \

@@ -165,7 +165,7 @@ def heatmap_of_a_stepping_workload_shows_the_step_in_a_browser():
     import subprocess
     import xml.etree.ElementTree as ET
     if not shutil.which("chromium"):
-        raise Skip("chromium is not installed: run scripts/install-deps.sh")
+        raise Skip("chromium is not installed: run scripts/install-test-deps.sh")
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         svg, png = os.path.join(tmp, "io.svg"), os.path.join(tmp, "io.png")
         tool = Tool("-T", "syscall", "--json", f"--heatmap={svg}", "1", "--",
@@ -347,7 +347,7 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
     import subprocess
     import time
     if not shutil.which("tmux"):
-        raise Skip("tmux is not installed: run scripts/install-deps.sh")
+        raise Skip("tmux is not installed: run scripts/install-test-deps.sh")
     session = f"iosb-live-{os.getpid()}"
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         data, status = os.path.join(tmp, "data"), os.path.join(tmp, "status")
@@ -445,7 +445,7 @@ def live_view_ended_by(how):
     import shutil
     import time
     if not shutil.which("tmux"):
-        raise Skip("tmux is not installed: run scripts/install-deps.sh")
+        raise Skip("tmux is not installed: run scripts/install-test-deps.sh")
     session = f"iosb-live-end-{os.getpid()}"
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         status = os.path.join(tmp, "status")

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opts.h"
+#include "version.h"
 
 static char *slurp(FILE *f)
 {
@@ -92,4 +93,23 @@ Test(manpage, matches_help, .init = cr_redirect_stdout)
 	each_match(man, "^\\.TP\n.*\\\\fB--([a-z-]+)\\\\fR", in_help, help);
 	free(help);
 	free(man);
+}
+
+/*
+ * The title line carries the version --version prints (iosb_version, which
+ * test_version checks against debian/changelog, its one source), so that a
+ * new changelog entry fails here until the page says it too.
+ */
+Test(manpage, title_has_the_version)
+{
+	char line[256], want[96];
+	FILE *f = fopen("man/iostackbreak.8", "r");
+
+	cr_assert_not_null(f, "run the unit tests from the repository root");
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	cr_assert_eq(strncmp(line, ".TH iostackbreak 8 ", 19), 0, "first line: %s", line);
+	snprintf(want, sizeof(want), "\"iostackbreak %s\"", iosb_version);
+	cr_assert_not_null(strstr(line, want), "the man page's title line lacks %s: %s", want,
+			   line);
 }

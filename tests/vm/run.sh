@@ -6,7 +6,7 @@
 #
 # Builds nothing: expects build/iostackbreak, build/iowork and
 # build/compat32 (make vm builds them), and
-# jq on the host (scripts/install-deps.sh). Copies them into the guest with
+# jq on the host (scripts/install-test-deps.sh). Copies them into the guest with
 # tools/vm/run.sh, streams the guest's output, then prints "P passed,
 # F failed" (counting the guest's PASS/FAIL lines). N (calls per phase,
 # default 200) and NF (fsyncs per fsync phase, default 20) are passed on to
@@ -49,7 +49,7 @@ if [[ $build == build-arm64 ]]; then
 	mkfs_ext4=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/sbin/mkfs.ext4
 	IOSB_VM_FLAVOUR=cloud-arm64 "$root/tools/vm/fetch-kernel.sh" || exit 2
 else
-	jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-deps.sh (or apt-get install jq)" >&2; exit 2; }
+	jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-test-deps.sh (or apt-get install jq)" >&2; exit 2; }
 	mkfs_ext4=$(command -v mkfs.ext4) || { echo "$prog: mkfs.ext4 not found on the host: apt-get install e2fsprogs" >&2; exit 2; }
 fi
 

@@ -17,7 +17,7 @@ prog=tests/vm/startup.sh
 for f in build/iostackbreak; do
 	[[ -x $root/$f ]] || { echo "$prog: $root/$f missing: run 'make all' first" >&2; exit 2; }
 done
-jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-deps.sh" >&2; exit 2; }
+jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-test-deps.sh" >&2; exit 2; }
 (($#)) || set -- nojit integrity nobtf
 log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-startup.XXXXXX")
 trap 'rm -f "$log"' EXIT

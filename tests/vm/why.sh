@@ -19,7 +19,7 @@ for f in build/iostackbreak build/iowork; do
 done
 files=(--file "$root/build/iostackbreak" --file "$root/build/iowork")
 for t in jq mkfs.ext4; do
-	p=$(command -v "$t") || { echo "$prog: $t not found on the host: run scripts/install-deps.sh" >&2; exit 2; }
+	p=$(command -v "$t") || { echo "$prog: $t not found on the host: run scripts/install-test-deps.sh" >&2; exit 2; }
 	files+=(--file "$p")
 done
 log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-why.XXXXXX")
