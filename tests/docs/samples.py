@@ -26,7 +26,10 @@ committed sample and a fresh run are reduced to a skeleton, line by line:
 every number (digits with their separators and decimal point, and a lone
 "-" standing for one) becomes "#", runs of spaces become one, histogram
 bucket rows ("a -> b : n |***|") and the lines of the kinds of lock a
-call waited for ("lock: other 100%") are dropped, and so is the count of
+call waited for ("lock: other 100%") and the rows of the lock and blocked
+and runqueue parts (printed only when they took time), the headers of
+histograms (printed only for long-tailed cells) and the "<" of a share too
+small to print are dropped, and so is the count of
 events dropped at the end of a report's last line (which buckets hold
 calls, whether a call met a contended lock, whether the kernel ran the
 programs for every completion, vary), and a verdict line keeps only its first word (which ops have a
@@ -225,9 +228,23 @@ def panels(svg):
     return skeleton(re.findall(r'class="title">([^<]*)<', svg))
 
 
+def unwrap_closing(lines):
+    """The closing "(times in ...)" line whole: the report wraps it at 100
+    columns when it names dropped events."""
+    out, joining = [], False
+    for line in lines:
+        if joining:
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line)
+        if line.startswith("(times in ") or joining:
+            joining = not line.rstrip().endswith(")")
+    return out
+
+
 def skeleton(lines):
     out = []
-    for line in lines:
+    for line in unwrap_closing(lines):
         if re.match(r"^\s*[\d.]+ -> [\d.]+\s+:", line):
             continue
         if line.startswith("verdict"):
@@ -235,6 +252,20 @@ def skeleton(lines):
             continue
         if line.strip().startswith("lock: "):
             continue
+        # A part row of the time split is printed only when the part took
+        # time; whether a call met a contended lock, or slept on something
+        # other than I/O, varies from run to run.
+        if re.match(r"^\s*(\S+\s+[\d,]+\s+[\d.,<]+\s+)?(lock|blocked|runqueue)\s+<?[\d.]+%",
+                    line):
+            continue
+        # Histograms are printed only for cells with a long tail (p99 at
+        # least 10x p50), which varies: their headers and column titles too.
+        if re.match(r"^\S+ \S+: [\d,]+ (calls|requests|bios), latency in \S+$", line.strip()) or \
+                re.match(r"^\s*\S+\s+: count\s+distribution", line):
+            continue
+        line = line.replace("<", "")  # "<0.1%": a share too small to print
+        # An event names the lock its call waited longest for, if it met one.
+        line = re.sub(r" lock [\d.,]+ \S+ on \S+$", "", line)
         line = re.sub(r"; \d+ events DROPPED: .*\)$", ")", line)
         s = re.sub(r"\d[\d,.]*", "#", line)
         s = re.sub(r"(?<=\s)-(?=\s|$)", "#", s)
