@@ -41,7 +41,7 @@ ifeq ($(SANITIZE),1)
 # Any report is fatal (-fno-sanitize-recover), so a test that hits one fails.
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
-INCLUDES := -I$(OUTPUT) -Ibpf -Isrc
+INCLUDES = -I$(OUTPUT) -Ibpf $(addprefix -I,$(SRC_DIRS))
 LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
 	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread -lm
 
@@ -61,21 +61,28 @@ endif
 GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" ] && \
 	git describe --always --abbrev=12 --dirty --exclude='*' 2>/dev/null || echo release)
 
+# The front end by stage, each a folder of src/ (README: Layout): cli/ reads
+# the command line, plan/ learns the kernel and plans what to attach,
+# targets/ resolves what the user named (disks, cgroups, files, the
+# command), kernel/ loads, attaches and reads the BPF object, report/ makes
+# a report from what it read, out/ prints it (text, JSON, live, heat map,
+# trace, Prometheus); session.c and main.c at the top run them in turn.
+SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/out
+vpath %.c $(SRC_DIRS)
 # Modules a unit test can reach without root or BPF, then the BPF glue.
-CORE_SRCS := src/cells.c src/layers.c src/opts.c src/opt_values.c src/opt_checks.c src/hist.c src/disk.c src/blk_stamps.c src/planner.c src/planner_why.c src/ksym.c \
-	src/breakdown.c src/report.c src/sink.c src/report_text.c src/cgroup.c src/command.c \
-	src/report_json.c src/prom.c src/exporter.c src/quote.c src/event_fmt.c src/trace.c src/fileid.c \
-	src/verdict.c src/heatmap.c src/live.c src/uring_parts.c
-# --version (from debian/changelog and git).
-CORE_SRCS += src/version.c src/bio_stack.c
-# -G: cgroup paths and the container and pod ids in them.
-CORE_SRCS += src/cgname.c
-# IOSB_* switches of tests and benches, read in one place.
-CORE_SRCS += src/dev_switches.c
-BPF_SRCS := src/progtab.c src/probe.c src/knobs.c src/attach.c src/blk_leftovers.c src/collect.c src/stats.c src/metrics.c \
-	src/events.c src/session.c src/main.c
-CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(CORE_SRCS))
-BPF_OBJS := $(patsubst src/%.c,$(OUTPUT)/%.o,$(BPF_SRCS))
+CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
+	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c dev_switches.c) \
+	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
+	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c \
+		bio_stack.c cgname.c) \
+	$(addprefix src/out/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
+		trace.c heatmap.c live.c)
+BPF_SRCS := src/plan/probe.c \
+	$(addprefix src/kernel/,progtab.c knobs.c attach.c blk_leftovers.c collect.c stats.c \
+		events.c) \
+	src/out/metrics.c src/session.c src/main.c
+CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
+BPF_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(BPF_SRCS)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(OUTPUT)/unit-tests
 
@@ -92,7 +99,7 @@ $(OUTPUT):
 # twice: iostackbreak_nokfunc.bpf.o (-DIOSB_NO_KFUNCS) calls no kernel
 # function, for a kernel without BTF of its own (--btf=FILE): libbpf
 # resolves a kfunc in the kernel's own BTF only, and without it refuses to
-# load an object that declares one (src/attach.c picks the object).
+# load an object that declares one (src/kernel/attach.c picks the object).
 BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(BPF_WARNINGS) -MMD -MP \
 	-I$(dir $(VMLINUX)) -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 BPF_DEPS = bpf/iostackbreak.bpf.c $(wildcard bpf/*.bpf.c bpf/*.bpf.h bpf/*.h) bpf/cells.def \
@@ -115,7 +122,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 # Every object that includes the skeleton waits for it.
 $(BPF_OBJS): $(OUTPUT)/iostackbreak.skel.h $(OUTPUT)/iostackbreak_nokfunc.skel.h
 
-$(OUTPUT)/%.o: src/%.c | $(OUTPUT)
+$(OUTPUT)/%.o: %.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(INCLUDES) -c $< -o $@
 
@@ -322,13 +329,13 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -O1 -g $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer $(FUZZ_SAN)
 $(FUZZ_OUT)/version.o: $(OUTPUT)/version.stamp
 $(FUZZ_OUT)/version.o: FUZZ_CFLAGS += -DIOSB_VERSION='"$(VERSION)"' -DIOSB_COMMIT='"$(GIT_COMMIT)"'
-FUZZ_CORE_OBJS := $(patsubst src/%.c,$(FUZZ_OUT)/%.o,$(CORE_SRCS))
+FUZZ_CORE_OBJS := $(patsubst %.c,$(FUZZ_OUT)/%.o,$(notdir $(CORE_SRCS)))
 FUZZ_BINS := $(patsubst %,$(FUZZ_OUT)/fuzz_%,$(FUZZ_TARGETS))
 
 $(FUZZ_OUT):
 	$(Q)mkdir -p $@
 
-$(FUZZ_OUT)/%.o: src/%.c | $(FUZZ_OUT) $(OUTPUT)/iostackbreak.skel.h
+$(FUZZ_OUT)/%.o: %.c | $(FUZZ_OUT) $(OUTPUT)/iostackbreak.skel.h
 	$(call msg,CC-FUZZ,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP $(INCLUDES) -c $< -o $@
 
@@ -408,7 +415,7 @@ deb-check:
 	$(LEFTOVERS) deb-check -- tests/deb/test.sh
 
 format:
-	clang-format -i src/*.c src/*.h bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
+	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS))) bpf/*.c bpf/*.h tools/*.c tests/unit/*.c tests/unit/*.h
 
 clean:
 	rm -rf build build-san build-fuzz build-deb build-arm64 iostackbreak_*.deb

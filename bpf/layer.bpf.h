@@ -315,7 +315,7 @@ static __always_inline bool layer_nests(__u32 layer)
 /*
  * The programs of every cell target, from the table of cells. A fentry or
  * kprobe program serves one function, bound by user space before load; the
- * names say what each serves (src/progtab.c resolves them from the
+ * names say what each serves (src/kernel/progtab.c resolves them from the
  * skeleton, so a program missing here fails the build there):
  *   se_/sx_<syscall>     syscalls:sys_enter_/sys_exit_<syscall>
  *   fe_/fx_sys_<syscall> fentry/fexit on the arch's syscall wrapper

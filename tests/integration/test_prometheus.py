@@ -35,7 +35,7 @@ def test(fn):
 
 
 LATENCY = "iostackbreak_latency_seconds"
-# The fixed le bounds: 2^8 .. 2^36 ns (src/prom.h), then +Inf.
+# The fixed le bounds: 2^8 .. 2^36 ns (src/out/prom.h), then +Inf.
 LE_NS = [1 << k for k in range(8, 37)]
 
 

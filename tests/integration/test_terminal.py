@@ -22,7 +22,7 @@ UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"))
 
 
 def short_duration(ns):
-    """What the verdict prints for a time (src/verdict.c format_duration)."""
+    """What the verdict prints for a time (src/report/verdict.c format_duration)."""
     for size, name in UNITS:
         if ns >= size:
             v = ns / size

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The verdict line: its rules (src/verdict.h) on hand-made reports, and its
+/* The verdict line: its rules (src/report/verdict.h) on hand-made reports, and its
  * figures against the report's own. */
 #include <criterion/criterion.h>
 #include <string.h>

@@ -37,9 +37,9 @@ struct config {
 	unsigned int top;      /* --top: keys shown per cell in text; 0: all */
 	unsigned int max_keys; /* --max-keys: room of the breakdown map; 0: default */
 	bool timestamp;	       /* --timestamp on each report */
-	bool no_verdict;       /* --no-verdict: no verdict line (src/verdict.h) */
-	const char *heatmap;   /* --heatmap: the SVG written at the end (src/heatmap.h) */
-	bool live;	       /* --live: a full-screen view (src/live.h) */
+	bool no_verdict;       /* --no-verdict: no verdict line (src/report/verdict.h) */
+	const char *heatmap;   /* --heatmap: the SVG written at the end (src/out/heatmap.h) */
+	bool live;	       /* --live: a full-screen view (src/out/live.h) */
 	bool stats;	       /* --stats: the tracer's own cost in each report */
 	unsigned int duration; /* --duration: stop after this many seconds */
 	const char *disk;      /* -d name, resolved later against sysfs */
@@ -65,7 +65,7 @@ struct config {
 	char errmsg[256];	   /* why parsing failed */
 	unsigned long long given;  /* parsing only: options seen (a bit per option) */
 
-	/* Exporter mode (src/metrics.c): counters since start, until stopped. */
+	/* Exporter mode (src/out/metrics.c): counters since start, until stopped. */
 	bool prometheus;	/* --prometheus: serve GET /metrics */
 	char prom_addr[64];	/* its numeric address, "127.0.0.1" by default */
 	unsigned int prom_port; /* its port */
@@ -73,7 +73,7 @@ struct config {
 	const char *textfile;	/* --textfile: directory to write iostackbreak.prom to */
 	const char *output;	/* -o: reports to this file, not stdout */
 
-	/* Single calls (src/events.c, src/trace.c). */
+	/* Single calls (src/kernel/events.c, src/out/trace.c). */
 	bool slower; /* --slower: print calls at least slower_ns long */
 	unsigned long long slower_ns;
 	bool full_path;		      /* --full-path: events name files by path */

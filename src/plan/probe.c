@@ -428,7 +428,7 @@ static int load_btf_file(struct probe_ctx *p, const char *path, char *err, size_
 /*
  * The kernel's own BTF, which fentry and tp_btf attach by and module BTF
  * extends, and the types to read its structures by: --btf's file when
- * given (libbpf's CO-RE relocations use the same file, src/attach.c),
+ * given (libbpf's CO-RE relocations use the same file, src/kernel/attach.c),
  * else the kernel's own, else a vmlinux image libbpf finds in /boot.
  */
 static int load_btf(struct probe_ctx *p, const char *path, char *err, size_t errsz)

@@ -561,7 +561,7 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 			 const struct targets *tg, bool task_storage, long hash_slots,
 			 long fast_slots, char *err, size_t errsz)
 {
-	/* --btf's file for CO-RE, as for the probes (src/probe.c). */
+	/* --btf's file for CO-RE, as for the probes (src/plan/probe.c). */
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = cfg->btf);
 	int ret;
 

@@ -243,7 +243,7 @@ int opt_file(struct config *cfg, const char *arg)
 }
 
 /* Only the path: its contents are read (and refused) when the kernel is
- * probed (src/probe.c). */
+ * probed (src/plan/probe.c). */
 int opt_btf(struct config *cfg, const char *arg)
 {
 	if (!*arg)
