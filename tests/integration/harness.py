@@ -728,17 +728,19 @@ def strace_fd_kind(annotation):
     return None
 
 
-def strace_calls(cmd, cwd=None, timeout=120):
+def strace_calls(cmd, cwd=None, timeout=120, children=True):
     """The syscall layer's calls of a deterministic command, per strace -f:
     ({op: calls on storage files}, {(op, kind): calls left out}). A call on
     a descriptor that is not open is "other"; an open goes by the file it
-    returned, and a failed one counts as storage (as the tool counts them)."""
+    returned, and a failed one counts as storage (as the tool counts them).
+    children=False: the command's own process only (--no-children)."""
     op_of = {name: op for op, names in SYSCALL_NAMES.items() for name in names}
     storage = {op: 0 for op in SYSCALL_NAMES}
     left = {(op, k): 0 for op in SYSCALL_NAMES for k in KINDS}
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         # -ff: a file per process, so no call is split over two lines.
-        p = subprocess.run(["strace", "-ff", "--decode-fds=path,socket,dev", "-o",
+        p = subprocess.run(["strace", *(["-ff"] if children else []),
+                            "--decode-fds=path,socket,dev", "-o",
                             os.path.join(d, "st"), "-e", "trace=" + ",".join(op_of), *cmd],
                            capture_output=True, text=True, timeout=timeout, cwd=cwd)
         assert p.returncode == 0, f"strace {cmd}: {p.stderr}"

@@ -419,11 +419,11 @@ def text_output_honours_the_unit():
             assert 0.5 < ratio < 2.0, (row, ratio)
 
 
-def strace_counts(cmd, cwd=None):
+def strace_counts(cmd, cwd=None, children=True):
     """Read/write/open/fsync-class system calls of a deterministic command
     on storage files, counted by strace: the truth for commands we did not
     write. (strace_calls() has the calls left out too.)"""
-    return strace_calls(cmd, cwd=cwd)[0]
+    return strace_calls(cmd, cwd=cwd, children=children)[0]
 
 
 def left_out_by_op(rep, layer="syscall"):
