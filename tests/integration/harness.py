@@ -627,6 +627,8 @@ class FtraceInstance:
             if not os.path.isdir(os.path.join(tracefs, "events", cat)):
                 raise Skip(f"no tracefs {cat} events")
         os.mkdir(self.dir)
+        # A new instance records from its making (tracing_on reads 1).
+        self._on("0")
         for cat, ev in events:
             d = os.path.join(self.dir, "events", cat, ev)
             if filt:
