@@ -660,6 +660,29 @@ class FtraceInstance:
         os.rmdir(self.dir)
 
 
+def fincore_pages(path):
+    """Pages of path in the page cache, by util-linux's fincore (mincore)."""
+    p = run("fincore", "--bytes", "--noheadings", "--output", "PAGES", path, check=True)
+    return int(p.stdout.split()[0])
+
+
+def evict_pages(path):
+    """Takes one file's pages out of the page cache, and no other file's
+    (the vm sysctl that drops caches would empty the whole machine's):
+    written back first (fsync), then dropped (POSIX_FADV_DONTNEED), and
+    fincore must find none left."""
+    if not shutil.which("fincore"):
+        raise Skip("fincore (util-linux) missing")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    left = fincore_pages(path)
+    assert left == 0, f"{path}: {left} pages cached after POSIX_FADV_DONTNEED"
+
+
 def kernel_dev_t(name):
     """A disk's dev_t as the kernel encodes it (tracepoint fields)."""
     with open(f"/sys/class/block/{name}/dev") as f:
