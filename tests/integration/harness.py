@@ -243,6 +243,25 @@ def unmount(where):
         run("umount", where, check=True)
 
 
+def load_module(name):
+    """modprobe NAME where it is neither built in nor loaded (its /sys/fs
+    or /sys/module entry absent); unloaded when the test ends, and checked.
+    False when it cannot be loaded."""
+    if os.path.exists(f"/sys/fs/{name}") or os.path.exists(f"/sys/module/{name}"):
+        return True
+    if run("modprobe", name).returncode:
+        return False
+    on_cleanup(f"module {name}", unload_module, name)
+    return True
+
+
+def unload_module(name):
+    run("modprobe", "-r", name, check=True)
+    # A module's /sys/module entry has initstate; a built-in one's has none.
+    if os.path.exists(f"/sys/module/{name}/initstate"):
+        raise AssertionError(f"module {name} still loaded after modprobe -r")
+
+
 def fail_on_purpose(stage):
     """IOSTACKBREAK_TEST_FAIL=NAME: the named test fails here, right after
     it has started its processes and devices (make selftest checks that
