@@ -178,7 +178,7 @@ integration: all
 	$(LEFTOVERS) --host integration -- tests/integration/run.sh
 
 # The test of the tests: a test made to fail on purpose leaves nothing.
-selftest: all
+selftest: all $(UNIT_BIN)
 	$(LEFTOVERS) --host selftest -- tests/selftest.py
 
 # The VM suite on Debian 12's two kernels: its own 6.1 (vm), and the 6.12 it

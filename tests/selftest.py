@@ -7,7 +7,12 @@
    no process, BPF program or link, loop device, mount or cgroup left.
 2. The leftover check is not blind: a suite that leaves a process, a loop
    device, an iosb-* cgroup, a mount, a BPF program and PID 1 confined to
-   one CPU behind fails it, each one named."""
+   one CPU behind fails it, each one named.
+3. A skip turns the suite red under CI (CI=true, as .ci/run sets it) and
+   only there: an integration test skipped on purpose
+   (IOSTACKBREAK_TEST_SKIP), and the unit test whose criterion skip needs
+   an IPv6 loopback, run in a network namespace of its own where lo is
+   down (so ::1 is no address)."""
 
 import os
 import re
@@ -46,6 +51,30 @@ def failed_test_leaves_nothing():
     assert tally and int(tally[1]) + int(tally[2]) == 2, "not two tests run"
     assert "== failing-test:" in out and "nothing left behind" in out, "leftovers found"
     assert rc == 1, f"exit status {rc}, not the failed test's 1"
+
+
+def a_skip_fails_under_ci():
+    plain = {k: v for k, v in os.environ.items() if k != "CI"}
+    runs = {}
+    for ci in (False, True):
+        env = dict(plain, IOSTACKBREAK_TEST_SKIP=FAILING, **({"CI": "true"} if ci else {}))
+        rc, out = suite(f"skipping-test{'-ci' if ci else ''}",
+                        os.path.join(HERE, "integration", "run.py"), FAILING, env=env)
+        assert f"SKIP {FAILING}: skipped on purpose" in out, out
+        assert re.search(r"^0 passed, 0 failed, 1 skipped$", out, re.M), "not one test skipped"
+        runs[ci] = rc
+    assert runs == {False: 0, True: 1}, f"exit status without and with CI: {runs}"
+    unit = os.path.join(HERE, "..", "build", "unit-tests")
+    for ci in (False, True):
+        env = dict(plain, **({"CI": "true"} if ci else {}))
+        p = subprocess.run(["unshare", "-n", unit, "--filter", "exporter/ipv6_loopback"],
+                           capture_output=True, text=True, timeout=60, env=env)
+        out = p.stdout + p.stderr
+        print("\n".join("    " + line for line in out.splitlines()[-2:]), flush=True)
+        if ci:
+            assert p.returncode and "[FAIL] exporter::ipv6_loopback" in out, (p.returncode, out)
+        else:
+            assert p.returncode == 0 and "Tested: 0 " in out, (p.returncode, out)
 
 
 def leftovers_are_found():
@@ -107,14 +136,15 @@ def main():
         print("selftest: needs root (loop devices, cgroups, BPF): run it as root", file=sys.stderr)
         return 1
     failed = 0
-    for fn in (failed_test_leaves_nothing, leftovers_are_found):
+    tests = (failed_test_leaves_nothing, leftovers_are_found, a_skip_fails_under_ci)
+    for fn in tests:
         try:
             fn()
             print(f"PASS {fn.__name__}", flush=True)
         except AssertionError as e:
             failed += 1
             print(f"FAIL {fn.__name__}: {e}", flush=True)
-    print(f"{2 - failed} passed, {failed} failed")
+    print(f"{len(tests) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 
