@@ -560,9 +560,12 @@ def stats_agree_with_bpftool(attach, nr_progs, setting):
         assert stats["syscall"]["programs"] == nr_progs, stats
         for layer, st in stats.items():
             lo, hi = low[layer], high[layer]
-            assert st["run_time_ns"] > 0, (layer, st)  # statistics were on
+            # Statistics were on: each run timed (the blk programs run only
+            # when some disk of the machine has a request in the window).
+            assert st["run_time_ns"] > 0 or not st["runs"], (layer, st)
             assert lo[0] <= st["runs"] <= hi[0], (layer, lo, st, hi)
             assert lo[1] <= st["run_time_ns"] <= hi[1], (layer, lo, st, hi)
+        assert stats["syscall"]["run_time_ns"] > 0, stats
         # Every timed syscall is one entry and one exit run, at least.
         assert stats["syscall"]["runs"] >= 2 * stats["syscall"]["events"] >= 2 * 20000, stats
         assert 0 < rep["stats"]["map_bytes"] < 4 << 20, rep["stats"]
