@@ -198,7 +198,7 @@ docs-check: all
 	$(LEFTOVERS) --host docs-check -- tests/docs/samples.py
 
 # The test of the tests: a test made to fail on purpose leaves nothing.
-selftest: all
+selftest: all $(UNIT_BIN)
 	$(LEFTOVERS) --host selftest -- tests/selftest.py
 
 # The VM suite on Debian 12's two kernels: its own 6.1 (vm), and the 6.12 it

@@ -107,15 +107,18 @@ def main():
             want = (reads, writes, flushes)
             rows.append((rss_kib(tool.pid), rep["stats"]["map_bytes"]))
             # A completion the kernel never reported is counted, not lost
-            # (request_completion_missed): it makes up the difference.
+            # (request_completion_missed): it makes up the difference, over
+            # the run where the kernel hides some (above), else in every
+            # interval with none missed. And the reads are the burst's own
+            # n (iowork's).
             missed = rep["dropped_by_reason"]["request_completion_missed"]
             short = [w - g for g, w in zip(got, want)]
             missed_total += missed
             short_total += sum(short)
             if hides:
-                exact = min(short) >= 0 and missed_total <= short_total
+                exact = min(short) >= 0 and missed_total <= short_total and reads == n
             else:
-                exact = short == [0, 0, 0] and missed == 0
+                exact = short == [0, 0, 0] and missed == 0 and reads == n
             if not exact or rep["dropped"] != missed:
                 failures.append(f"interval {len(rows)}: blk {cells}, dropped "
                                 f"{rep['dropped_by_reason']}, device requests (reads, writes, "
@@ -150,6 +153,9 @@ def main():
           f"{missed_total} completions counted as missed; RSS "
           f"{rows[0][0]} -> {rows[-1][0]} KiB (largest growth {rss_growth} KiB), map memory "
           f"{rows[0][1]} -> {rows[-1][1]} bytes (largest growth {map_growth})")
+    # Measured: 0 KiB of RSS and 0 bytes of map growth in a 60 s run (61
+    # intervals, 2026-11-28). A leak of 7 bytes a request would pass the
+    # 1 MiB in that run (154k requests), of under 1 byte in ten minutes.
     if rss_growth >= 1024:
         failures.append(f"RSS grew {rss_growth} KiB")
     if map_growth >= 1 << 20:

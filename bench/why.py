@@ -15,7 +15,9 @@ parts' cost is measured in bench/parts.py:
   jbd2_start/end_commit, block_bio_back/frontmerge, sched_waking (which
   only the journal part attaches), and ext4_writepages_result (the pages
   each fsync writes);
-- cache: a cold sequential read (drop_caches after the workload's setup):
+- cache: a cold sequential read (its file's pages evicted after the
+  workload's setup, that file's alone: tests/integration/harness.py,
+  evict_pages):
   mm_filemap_add_to_page_cache, page_cache_sync_ra/async_ra.
 
 Writes markdown to stdout (and bench/results/why-DATE.md with --save).
@@ -32,7 +34,10 @@ import sys
 import tempfile
 import time
 
-from benchlib import IOWORK, TOOL, Tracer, cpu_model, need_root, save
+from benchlib import IOWORK, ROOT, TOOL, Tracer, cpu_model, need_root, save
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from harness import evict_pages  # noqa: E402
 
 NEW = ("tb_lock_begin", "tb_lock_end", "tb_commit_start", "tb_commit_end", "tb_bio_backmerge",
        "tb_bio_frontmerge", "tb_waking", "tb_wakeup", "tb_switch", "tp_cache_add", "tp_ra_sync",
@@ -120,9 +125,9 @@ def journal_workload(mnt):
 
 def cache_workload(tmp):
     def start():
-        w = held(["-s", "4k", "-c", "read", "16384", os.path.join(tmp, "readfile")])
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3")
+        path = os.path.join(tmp, "readfile")
+        w = held(["-s", "4k", "-c", "read", "16384", path])
+        evict_pages(path)
         return [w], w.pid
     return start
 
@@ -155,8 +160,8 @@ def main():
                                          runs, ns / runs))
         finally:
             if mounted:
-                subprocess.run(["umount", mnt])
-            subprocess.run(["losetup", "-d", dev])
+                subprocess.run(["umount", mnt], check=True)
+            subprocess.run(["losetup", "-d", dev], check=True)
     md = [f"# What the lock, journal and page cache programs cost "
           f"({datetime.date.today()})", "",
           f"{cpu_model()}, {os.cpu_count()} CPUs, Linux {platform.release()}; the kernel's "

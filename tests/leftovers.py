@@ -14,8 +14,9 @@ then exits non-zero, naming each one, if any of these remains:
     on a shared machine is theirs, not a leftover: its holder is known from
     /proc/PID/fdinfo);
   - with --host (suites that make devices: they hold the machine's host
-    lock, so nothing else makes these meanwhile): a loop device, mount or
-    ftrace instance that was not there before, a cgroup named iosb-*
+    lock, so nothing else makes these meanwhile): a loop device, mount,
+    kernel module or ftrace instance that was not there before (a test
+    that loads a module, such as btrfs, unloads it), a cgroup named iosb-*
     (the tests' names). (What a suite must not change of processes it did
     not start, tests/untouched.py watches over the whole of make check.)
 Otherwise it exits with COMMAND's status. It prints the suite's wall time
@@ -69,6 +70,16 @@ def mounts():
     """{mount id: mount point} from /proc/self/mountinfo."""
     with open("/proc/self/mountinfo") as f:
         return {line.split()[0]: line.split()[4] for line in f}
+
+
+def modules():
+    """Loaded kernel modules (none where the kernel has no module support:
+    no /proc/modules)."""
+    try:
+        with open("/proc/modules") as f:
+            return sorted(line.split()[0] for line in f)
+    except FileNotFoundError:
+        return []
 
 
 def trace_instances():
@@ -149,7 +160,7 @@ def snapshot():
     tracefs_mounted()
     return {"progs": sorted(bpf_ids("prog")), "links": sorted(bpf_ids("link")),
             "loops": loop_devices(), "mounts": mounts(), "cgroups": our_cgroups(),
-            "traces": trace_instances(), 
+            "traces": trace_instances(), "modules": modules(),
             "pids": [pid for pid, _, _ in processes()], "time": time.time()}
 
 
@@ -219,6 +230,9 @@ def check(before, token, host):
         for cg in our_cgroups():
             if cg not in before["cgroups"]:
                 found.append(f"cgroup {cg} still there")
+        for mod in modules():
+            if mod not in before.get("modules", []):
+                found.append(f"kernel module {mod} loaded during the run and still loaded")
         for inst in trace_instances():
             if inst not in before["traces"]:
                 found.append(f"ftrace instance {inst} (/sys/kernel/tracing/instances) still there")

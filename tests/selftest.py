@@ -10,7 +10,12 @@
    each one named.
 3. tests/untouched.py, which watches PID 1 over make check, is not blind:
    pointed at a process of the selftest's own, it names a change of its
-   CPUs and of its nice value made while a command ran."""
+   CPUs and of its nice value made while a command ran.
+4. A skip turns the suite red under CI (CI=true, as .ci/run sets it) and
+   only there: an integration test skipped on purpose
+   (IOSTACKBREAK_TEST_SKIP), and the unit test whose criterion skip needs
+   an IPv6 loopback, run in a network namespace of its own where lo is
+   down (so ::1 is no address)."""
 
 import os
 import re
@@ -49,6 +54,30 @@ def failed_test_leaves_nothing():
     assert tally and int(tally[1]) + int(tally[2]) == 2, "not two tests run"
     assert "== failing-test:" in out and "nothing left behind" in out, "leftovers found"
     assert rc == 1, f"exit status {rc}, not the failed test's 1"
+
+
+def a_skip_fails_under_ci():
+    plain = {k: v for k, v in os.environ.items() if k != "CI"}
+    runs = {}
+    for ci in (False, True):
+        env = dict(plain, IOSTACKBREAK_TEST_SKIP=FAILING, **({"CI": "true"} if ci else {}))
+        rc, out = suite(f"skipping-test{'-ci' if ci else ''}",
+                        os.path.join(HERE, "integration", "run.py"), FAILING, env=env)
+        assert f"SKIP {FAILING}: skipped on purpose" in out, out
+        assert re.search(r"^0 passed, 0 failed, 1 skipped$", out, re.M), "not one test skipped"
+        runs[ci] = rc
+    assert runs == {False: 0, True: 1}, f"exit status without and with CI: {runs}"
+    unit = os.path.join(HERE, "..", "build", "unit-tests")
+    for ci in (False, True):
+        env = dict(plain, **({"CI": "true"} if ci else {}))
+        p = subprocess.run(["unshare", "-n", unit, "--filter", "exporter/ipv6_loopback"],
+                           capture_output=True, text=True, timeout=60, env=env)
+        out = p.stdout + p.stderr
+        print("\n".join("    " + line for line in out.splitlines()[-2:]), flush=True)
+        if ci:
+            assert p.returncode and "[FAIL] exporter::ipv6_loopback" in out, (p.returncode, out)
+        else:
+            assert p.returncode == 0 and "Tested: 0 " in out, (p.returncode, out)
 
 
 def leftovers_are_found():
@@ -124,7 +153,8 @@ def main():
         print("selftest: needs root (loop devices, cgroups, BPF): run it as root", file=sys.stderr)
         return 1
     failed = 0
-    tests = (failed_test_leaves_nothing, leftovers_are_found, untouched_names_a_change)
+    tests = (failed_test_leaves_nothing, leftovers_are_found, untouched_names_a_change,
+             a_skip_fails_under_ci)
     for fn in tests:
         try:
             fn()

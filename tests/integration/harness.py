@@ -243,6 +243,25 @@ def unmount(where):
         run("umount", where, check=True)
 
 
+def load_module(name):
+    """modprobe NAME where it is neither built in nor loaded (its /sys/fs
+    or /sys/module entry absent); unloaded when the test ends, and checked.
+    False when it cannot be loaded."""
+    if os.path.exists(f"/sys/fs/{name}") or os.path.exists(f"/sys/module/{name}"):
+        return True
+    if run("modprobe", name).returncode:
+        return False
+    on_cleanup(f"module {name}", unload_module, name)
+    return True
+
+
+def unload_module(name):
+    run("modprobe", "-r", name, check=True)
+    # A module's /sys/module entry has initstate; a built-in one's has none.
+    if os.path.exists(f"/sys/module/{name}/initstate"):
+        raise AssertionError(f"module {name} still loaded after modprobe -r")
+
+
 def fail_on_purpose(stage):
     """IOSTACKBREAK_TEST_FAIL=NAME: the named test fails here, right after
     it has started its processes and devices (make selftest checks that
@@ -510,6 +529,8 @@ class FtraceInstance:
             if not os.path.isdir(os.path.join(tracefs, "events", cat)):
                 raise Skip(f"no tracefs {cat} events")
         os.mkdir(self.dir)
+        # A new instance records from its making (tracing_on reads 1).
+        self._on("0")
         for cat, ev in events:
             d = os.path.join(self.dir, "events", cat, ev)
             if filt:
@@ -588,6 +609,29 @@ class HiddenCompletions:
         return total, hidden
 
 
+def fincore_pages(path):
+    """Pages of path in the page cache, by util-linux's fincore (mincore)."""
+    p = run("fincore", "--bytes", "--noheadings", "--output", "PAGES", path, check=True)
+    return int(p.stdout.split()[0])
+
+
+def evict_pages(path):
+    """Takes one file's pages out of the page cache, and no other file's
+    (the vm sysctl that drops caches would empty the whole machine's):
+    written back first (fsync), then dropped (POSIX_FADV_DONTNEED), and
+    fincore must find none left."""
+    if not shutil.which("fincore"):
+        raise Skip("fincore (util-linux) missing")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    left = fincore_pages(path)
+    assert left == 0, f"{path}: {left} pages cached after POSIX_FADV_DONTNEED"
+
+
 def kernel_dev_t(name):
     """A disk's dev_t as the kernel encodes it (tracepoint fields)."""
     with open(f"/sys/class/block/{name}/dev") as f:
@@ -657,17 +701,19 @@ def strace_fd_kind(annotation):
     return None
 
 
-def strace_calls(cmd, cwd=None, timeout=120):
+def strace_calls(cmd, cwd=None, timeout=120, children=True):
     """The syscall layer's calls of a deterministic command, per strace -f:
     ({op: calls on storage files}, {(op, kind): calls left out}). A call on
     a descriptor that is not open is "other"; an open goes by the file it
-    returned, and a failed one counts as storage (as the tool counts them)."""
+    returned, and a failed one counts as storage (as the tool counts them).
+    children=False: the command's own process only (--no-children)."""
     op_of = {name: op for op, names in SYSCALL_NAMES.items() for name in names}
     storage = {op: 0 for op in SYSCALL_NAMES}
     left = {(op, k): 0 for op in SYSCALL_NAMES for k in KINDS}
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         # -ff: a file per process, so no call is split over two lines.
-        p = subprocess.run(["strace", "-ff", "--decode-fds=path,socket,dev", "-o",
+        p = subprocess.run(["strace", *(["-ff"] if children else []),
+                            "--decode-fds=path,socket,dev", "-o",
                             os.path.join(d, "st"), "-e", "trace=" + ",".join(op_of), *cmd],
                            capture_output=True, text=True, timeout=timeout, cwd=cwd)
         assert p.returncode == 0, f"strace {cmd}: {p.stderr}"

@@ -8,8 +8,9 @@ import os
 import subprocess
 import time
 
-from harness import (TOOL, KEYED, FtraceInstance, HiddenCompletions, kernel_dev_t, host_hides_completions, LoopDevice,
-                     Skip, Tool, cell, make_tempdir, mount, on_cleanup, run)
+from harness import (TOOL, KEYED, FtraceInstance, HiddenCompletions, kernel_dev_t,
+                     host_hides_completions, LoopDevice, Skip, Tool, cell, load_module,
+                     make_tempdir, mount, on_cleanup, run)
 
 TESTS = []
 
@@ -256,7 +257,8 @@ def bio_on_btrfs_dup_metadata_ends_every_bio():
     written with fsync: every bio on the disk is counted, as ftrace's own
     block_bio_queue events on it (no BPF), and none is left open to be found
     again as bio_completion_missed (main before this test: 497)."""
-    if not os.path.exists("/sys/fs/btrfs") and run("modprobe", "btrfs").returncode:
+    # Loaded here only if it was not (and then unloaded at the end).
+    if not load_module("btrfs"):
         raise Skip("no btrfs in this kernel")
     tmp = make_tempdir(dir="/var/tmp")
     loop = LoopDevice(tmp, size_mib=512)

@@ -70,7 +70,11 @@ def check_cell(c, split=()):
         assert set(c["flags"]) <= FLAG_NAMES, c
     if "cgroup" in extra:
         assert c["cgroup"] is None or c["cgroup"].startswith("/"), c
-        assert isinstance(c["cgroup_id"], int) and c["cgroup_id"] >= 0, c
+        # A cgroup's id is its directory's inode number (the root's is 1).
+        assert isinstance(c["cgroup_id"], int) and c["cgroup_id"] > 0, c
+        where = c["cgroup"] and cgroup2_root()[0] + c["cgroup"]
+        if where and os.path.isdir(where):  # a cgroup gone since has no inode to compare
+            assert c["cgroup_id"] == os.stat(where).st_ino, c
         assert all(c[k] is None or isinstance(c[k], str) for k in ("container_id", "pod_uid")), c
 
 
@@ -389,12 +393,10 @@ def per_cgroup_counts_each_cgroup_exactly():
             check_report(rep, split=("cgroup",))
             assert done == n, done
             assert {c["cgroup"] for c in rep["cells"]} == set(paths.values()), rep["cells"]
-            short = 0
             for k, p in paths.items():
                 assert keyed(rep, "syscall", "read", cgroup=p) == done[k], (k, rep["cells"])
                 got = keyed(rep, "blk", "read", cgroup=p)
                 assert got <= done[k], (k, got, done[k])
-                short += done[k] - got
                 ino = os.stat(root + p).st_ino
                 for c in rep["cells"]:
                     if c["cgroup"] == p:
@@ -403,11 +405,11 @@ def per_cgroup_counts_each_cgroup_exactly():
                         assert c["container_id"] == (CONTAINER if k == "container"
                                                      else None), c
             # Every block read is under its cgroup; those short are the
-            # completions counted as missed (issue 19), no other.
+            # completions counted as missed (issue 19), no other: the
+            # cgroups' blk reads + missed = diskstats (check_blk_count).
             reads = after[0] - before[0]
             assert reads == sum(n.values()), (before, after)
             check_blk_count(rep, keyed(rep, "blk", "read"), reads, "-G blk reads")
-            assert short == rep["dropped_by_reason"]["request_completion_missed"], short
             # -P -G: keys by process and cgroup; the calls of a process
             # (breakdown_by_process) stay whole, one per process.
             rep = both.stop_json()[0]
@@ -444,17 +446,19 @@ def six_workloads_in_three_keys(split, place):
         tool = Tool("-T", "syscall", opt, "--max-keys", "3", "--json", *place(works))
         for w in works:
             w.go()
-        for w in works:
-            w.finish()
+        # The truth: the workloads' own counts. They are all the calls the
+        # tool sees (their opens came before it; their result lines go to
+        # pipes, left out).
+        truth = sum(int(w.finish()["done"]) for w in works)
         rep = tool.stop_json()[0]
         check_report(rep, split=(split,))
         lost = rep["dropped_by_reason"]["breakdown_map_full"]
         assert lost > 0, rep
         assert len(rep["cells"]) <= 3, rep["cells"]
         # The cells themselves lose nothing; the breakdown's losses are counted.
-        assert total(rep, "syscall", "read") == 600, rep
+        assert truth == 600, truth
+        assert total(rep, "syscall", "read") == truth, rep
         recorded = sum(c["count"] for c in rep["cells"])
-        truth = sum(c["count"] for c in rep["totals"])
         assert recorded + lost == truth, (recorded, lost, truth)
 
 
@@ -507,12 +511,20 @@ def timestamp_duration_and_interval_json_keep_the_schema():
     # machine could end between the reads of one report (the split calls'
     # invariants are checked exactly); the schema is the same.
     me = ("-p", str(os.getpid()))
+    # --duration runs from the attach (the ready line) to the report: the
+    # load and attach before it took 0.8-1.0 s in three runs, so the time
+    # is taken from the ready line. From there to the exit: 2.10-2.54 s in
+    # four runs (the report and the detach of its programs after the 2 s;
+    # 2.54 s while other tests ran on the host);
+    # 3 s leaves the sanitized build's slower exit room, not a second run.
+    tool = Tool("-T", "syscall,blk", *me, "--timestamp", "--duration", "2")
     start = time.monotonic()
-    p = run(TOOL, "-T", "syscall,blk", *me, "--timestamp", "--duration", "2", timeout=30)
+    rc, out, err = tool.wait(timeout=30)
     took = time.monotonic() - start
-    assert p.returncode == 0, p.stderr
-    assert 2 <= took < 10, took
-    first = [l for l in p.stdout.splitlines() if l.strip()][0]
+    print(f"    --duration 2: {took:.3f} s from the ready line to the exit", flush=True)
+    assert rc == 0, err
+    assert 2 <= took < 3, took
+    first = [l for l in out.splitlines() if l.strip()][0]
     time.strptime(first, "%Y-%m-%d %H:%M:%S")
     p = run(TOOL, "-T", "syscall,blk", *me, "-P", "-D", "-F", "--json", "1", "2",
             timeout=30)

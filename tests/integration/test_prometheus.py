@@ -386,10 +386,13 @@ def textfile_is_replaced_whole_every_interval():
         rc, stdout, err = tool.stop(signal.SIGTERM)
         assert rc == 0 and stdout == "", (rc, stdout, err)
         assert os.listdir(out) == ["iostackbreak.prom"], os.listdir(out)
-        if promtool:
-            p = subprocess.run([promtool, "check", "metrics"], stdin=open(prom),
+        if not promtool:  # counted: under CI a skip fails the run
+            raise Skip("promtool missing: the file's exposition was not checked by it "
+                       "(scripts/install-deps.sh installs it)")
+        with open(prom) as f:
+            p = subprocess.run([promtool, "check", "metrics"], stdin=f,
                                capture_output=True, text=True)
-            assert p.returncode == 0, p.stdout + p.stderr
+        assert p.returncode == 0, p.stdout + p.stderr
 
 
 @test
@@ -430,7 +433,14 @@ def fifty_scrapes_a_second_for_thirty_seconds():
         port = free_port()
         url = f"http://127.0.0.1:{port}/metrics"
         work = Work("-c", "-P", "200", "pread", "200000", os.path.join(tmp, "data"))
-        tool = Tool(f"--prometheus={port}")
+        # ASan keeps freed memory in quarantine (256 MiB by default), so the
+        # RSS of the sanitized build grows until that is full whatever the
+        # tool does: without it, freed memory is reused as in the plain
+        # build, and a leak shows as growth (and LeakSanitizer's at exit).
+        env = None
+        if os.environ.get("IOSB_SANITIZED"):
+            env = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0"}
+        tool = Tool(f"--prometheus={port}", env=env)
         work.go()
         try:
             # One at a time first: the time of a scrape alone.
@@ -498,11 +508,20 @@ def fifty_scrapes_a_second_for_thirty_seconds():
               f"{batch_time[len(batch_time) // 2] * 1e3:.0f} ms, max {batch_time[-1] * 1e3:.0f} ms;"
               f" RSS {rss[0]} -> {rss[-1]} KiB (min {min(rss)}, max {max(rss)}); "
               f"syscall reads seen {reads:.0f}", flush=True)
+        # A scrape alone, median: 1.44 and 2.07 ms in two runs (max 7.9 and
+        # 12.1 ms, a shared host's preemptions), with every layer traced
+        # and a workload reading meanwhile.
         assert alone[len(alone) // 2] < 0.010, f"a scrape alone takes {alone[len(alone) // 2]} s"
-        if os.environ.get("IOSB_SANITIZED"):
-            return  # ASan keeps freed memory in quarantine (256 MiB): RSS grows
+        # RSS over the 1,500 scrapes: -28 and -120 KiB in two runs, between
+        # its lowest and highest 180 and 188 KiB apart (a response is 62
+        # KiB, 50 of them in flight at once). A leak of 0.7 KiB a scrape
+        # would pass 1 MiB, and the second half's swing stays under half.
+        # The sanitized build (quarantine off, above): growth 256 and 396
+        # KiB, the second half's swing 580 and 604 KiB in two runs (ASan's
+        # own allocator and shadow memory): twice the room for the swing.
+        swing = 1024 if os.environ.get("IOSB_SANITIZED") else 512
         assert growth <= 1024, f"RSS grew {growth} KiB over {scrapes} scrapes: {rss}"
-        assert max(rss[len(rss) // 2:]) - min(rss[len(rss) // 2:]) <= 512, \
+        assert max(rss[len(rss) // 2:]) - min(rss[len(rss) // 2:]) <= swing, \
             f"RSS not flat in the second half: {rss}"
 
 

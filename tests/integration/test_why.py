@@ -19,7 +19,8 @@ import tempfile
 import time
 
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
-                     kernel_dev_t, run)
+                     evict_pages, fincore_pages, kernel_dev_t, mount, run,
+                     unmount)
 from test_breakdown import check_report
 from test_events import check_nesting, slices
 from test_parts import calls as calls_of
@@ -39,12 +40,61 @@ def calls(rep, op):
     return b, {name: p["sum_ns"] for name, p in parts.items()}
 
 
+class CallContentions(FtraceInstance):
+    """The lock contentions inside each pwrite64 of one process, by the
+    kernel's own events through ftrace (no BPF): lock:contention_begin/end
+    between sys_enter_pwrite64 and sys_exit_pwrite64 of the same thread.
+    A contention that begins inside another (a spinlock's, such as the
+    rwsem's wait_lock, taken while waiting for the rwsem) is part of the
+    outer one, as the tool counts it (call_parts.h, parts_lock_begin).
+    One in an interrupt on top of the thread (ftrace's h or s flag) has it
+    as current too: the tool counts it as the thread's unless it comes
+    while a change of the thread's split is in progress (parts_busy), which
+    no outside count can tell: those are counted apart."""
+
+    def __init__(self, pid):
+        tids = os.listdir(f"/proc/{pid}/task")  # iowork's threads exist before READY
+        super().__init__(f"locks-{pid}", [("lock", "contention_begin"),
+                                          ("lock", "contention_end"),
+                                          ("syscalls", "sys_enter_pwrite64"),
+                                          ("syscalls", "sys_exit_pwrite64")],
+                         " || ".join(f"common_pid == {t}" for t in tids))
+
+    def stop(self):
+        """[(contentions in the thread's own context, in interrupts on top
+        of it) of each call that had one or more]."""
+        calls, held, contended = {}, {}, []
+        for line in super().stop().splitlines():
+            m = re.match(r"^\s*.+?-(\d+)\s+\[\d+\] (\S+)\s.*?: (sys_pwrite64\(|"
+                         r"sys_pwrite64 ->|contention_begin: (\w+)|contention_end: (\w+))", line)
+            if not m:
+                continue
+            tid, irq, what = int(m.group(1)), m.group(2)[2] in "hsH", m.group(3)
+            if what == "sys_pwrite64(":
+                calls[tid], held[tid] = [0, 0], {}
+            elif tid not in calls:
+                continue  # a call begun before the trace
+            elif m.group(4):  # begin: counted unless inside another
+                if held[tid].get(irq) is None:
+                    held[tid][irq] = m.group(4)
+                    calls[tid][irq] += 1
+            elif m.group(5):
+                if held[tid].get(irq) == m.group(5):
+                    held[tid][irq] = None
+            else:
+                n = calls.pop(tid)
+                if sum(n):
+                    contended.append(tuple(n))
+        return contended
+
+
 def lock_workload(tmp, tool_args, collect=Tool.stop_json):
     """The lock test's workload in tmp: 1500 paced 4 KiB pwrites (small)
     while another process makes 30 64 MiB pwrites (big) to the same file
     "f", under the tool with tool_args(small pid, big pid). Returns what
     collect(tool) gives (by default the tool's lines) and both workloads'
-    results."""
+    results; the small writer's has "contended", the contentions of each
+    of its calls that had any, by ftrace."""
     path = os.path.join(tmp, "f")
     # The small writer starts first and outlasts the big one: every big
     # write happens while a small write may be waiting for it.
@@ -58,19 +108,26 @@ def lock_workload(tmp, tool_args, collect=Tool.stop_json):
     small = Work("-s", "4k", "-P", "1000", "-c", "pwrite", "1500", path, prefix=one_cpu)
     big = Work("-s", "64m", "-c", "pwrite", "30", path, prefix=one_cpu)
     ts = Tool(*tool_args(small.pid, big.pid))
-    small.go()
-    time.sleep(0.05)
-    big.go()
-    rb = big.finish()
-    rs = small.finish()
+    ft = CallContentions(small.pid)
+    try:
+        ft.start()
+        small.go()
+        time.sleep(0.05)
+        big.go()
+        rb = big.finish()
+        rs = small.finish()
+        rs["contended"] = ft.stop()
+    finally:
+        ft.close()
     rb["pid"], rs["pid"] = big.pid, small.pid
     return collect(ts), rb, rs
 
 
 # The small writes' self time, the rest of their time once the lock and
 # their waits for the CPU are named: 1-3% measured (6-31 ms of 0.45-2.5 s;
-# a loaded machine's interrupts on their CPU count to it). A wait on the
-# lock left in self time would make it ~90%.
+# a loaded machine's interrupts on their CPU count to it), 3.7-6.9% in four
+# runs of 2026-11-28 with other tests on the host (10.6-21.3 ms of 0.26-0.49
+# s). A wait on the lock left in self time would make it ~90%.
 SMALL_WRITE_SELF_SHARE = 0.1
 
 
@@ -97,24 +154,41 @@ def small_writes_behind_a_big_writer_wait_on_the_inode_lock():
           f"self {parts['syscall'] / 1e6:.1f} ms, blocked {parts['blocked'] / 1e6:.1f} ms, "
           f"by kind {kinds}")
     assert sum(parts.values()) == b["total_ns"], parts
+    # The small writer waits only while a big write holds the lock: at
+    # most the big writes' time (iowork's clock around each), plus the big
+    # writer's steps between two writes when it takes the lock again
+    # before the small writer it woke has run (microseconds each, 30 at
+    # most: the 2%).
     assert lock <= big_ns * 1.02, f"waited {lock} ns for writes of {big_ns} ns"
     # With no optimistic spin (one CPU, above), a small write that finds
     # the lock held waits in contention until the big write ends: lock.
     # The rest is its own work (self) and its waits for the CPU (runqueue).
     # Against the big writes the lock part is less by each big write's
     # start before the small writer next runs: its 1 ms pacing plus, on a
-    # busy machine, its wait for the CPU (86-91% measured).
+    # busy machine, its wait for the CPU (86-91% measured; 75-87% in four
+    # runs of 2026-11-28).
     assert parts["syscall"] <= SMALL_WRITE_SELF_SHARE * b["total_ns"], (lock, parts, b["total_ns"])
+    # Of the lock part, the inode's rwsem: all of it in those four runs
+    # (240-462 ms rwsem_write, 0 other); a spinlock contended in an
+    # interrupt on top of a small write is "other" (10.9 us of 647 ms once).
     assert kinds["rwsem_write"] >= 0.95 * lock, kinds
     assert sum(kinds.values()) == lock, kinds
+    # The small writes write to the page cache and sleep on nothing else:
+    # blocked was 0.0 ms in those four runs.
     assert parts["blocked"] < 0.1 * lock, parts
     # The lock, named: the file's inode rwsem, in the calls that waited.
     names = {}
     for e in waited:
         names[e["lock"]["name"]] = names.get(e["lock"]["name"], 0) + e["lock"]["max_ns"]
     print(f"    the longest contention of each call, by lock: {names}")
-    print(f"    {len(waited)} of the small writes waited on the lock, for 30 big writes")
-    assert len(waited) >= 25, len(waited)
+    own = sum(1 for t, _ in rs["contended"] if t)
+    print(f"    {len(waited)} of the small writes waited on the lock, for 30 big writes; "
+          f"ftrace: {own} calls with contentions of their own, "
+          f"{len(rs['contended']) - own} with contentions in interrupts only")
+    # Which calls met a contention: the kernel's own events say (ftrace).
+    # How many do depends on the schedule: 22-30 of the 1,500 measured.
+    assert own and own <= len(waited) <= len(rs["contended"]), len(waited)
+    # The others: contentions in interrupts (above), microseconds each.
     assert names.get("inode rwsem of f", 0) >= 0.9 * sum(names.values()), names
     # A contention's time runs from its begin to its end: within the call.
     assert all(e["lock"]["max_ns"] <= e["latency_ns"] for e in waited), waited[:3]
@@ -184,7 +258,13 @@ def each_process_has_its_own_lock_part_and_the_trace_names_the_lock():
         names[e["name"]] = names.get(e["name"], 0) + round(e["dur"] * 1000)
     print(f"    the small writes' contentions in the trace, by name (ns): {names}; "
           f"the big writes': {len(locks) - len(small_locks)}")
-    assert len(small_locks) >= 25, len(small_locks)
+    # A slice for each contention the kernel reported in a small write;
+    # those in interrupts on top of it, for those not inside a change.
+    own = sum(t for t, _ in rs["contended"])
+    irq = sum(i for _, i in rs["contended"])
+    print(f"    ftrace: {own} contentions in small writes, {irq} in interrupts on top of them;"
+          f" the trace's slices: {len(small_locks)}")
+    assert own and own <= len(small_locks) <= own + irq, len(small_locks)
     assert names.get("inode rwsem of f", 0) >= 0.9 * sum(names.values()), names
     assert all(e["args"]["kind"] in ("mutex", "rwsem_read", "rwsem_write", "other")
                for e in locks), locks[:3]
@@ -207,16 +287,30 @@ def each_process_has_its_own_lock_part_and_the_trace_names_the_lock():
 
 class Jbd2Trace(FtraceInstance):
     """The journal's commits on one disk, from the kernel's own jbd2 events:
-    start and end of each commit, and jbd2_run_stats' blocks logged."""
+    start and end of each commit, and jbd2_run_stats' blocks logged; and
+    who asked the disk for a flush (block_bio_queue of a PREFLUSH bio, its
+    rwbs beginning with F, in the task that submitted it)."""
 
     def __init__(self, dev_t):
         evs = ("jbd2_start_commit", "jbd2_end_commit", "jbd2_run_stats")
-        super().__init__("jbd2", [("jbd2", e) for e in evs], f"dev == {dev_t}")
+        super().__init__("jbd2", [("jbd2", e) for e in evs] + [("block", "block_bio_queue")],
+                         f"dev == {dev_t}")
 
     def stop(self):
-        """(commits, total commit time in ns, blocks logged)."""
+        """(commits, total commit time in ns, blocks logged, {"journal" or
+        the task's name: flushes it asked for})."""
         starts, total, commits, logged = {}, 0, 0, 0
+        asks = {}
         for line in super().stop().splitlines():
+            q = re.search(r"block_bio_queue: \d+,\d+ (\S+) .*\[(.*)\]$", line)
+            if q:
+                # A PREFLUSH asks for a flush before the write; a FUA write
+                # to a disk without FUA (a loop device: queue/fua 0), for
+                # one after it (the block layer's flush sequence).
+                rwbs, comm = q.group(1), q.group(2)
+                who = "journal" if comm.startswith("jbd2/") else comm
+                asks[who] = asks.get(who, 0) + (rwbs[0] == "F") + ("F" in rwbs[1:])
+                continue
             m = re.search(r"\s(\d+\.\d+): (jbd2_\w+): .*?(?:transaction|tid) (\d+)", line)
             if not m:
                 continue
@@ -228,7 +322,7 @@ class Jbd2Trace(FtraceInstance):
                 commits += 1
             elif ev == "jbd2_run_stats":
                 logged += int(re.search(r"blocks_logged (\d+)", line).group(1))
-        return commits, total, logged
+        return commits, total, logged, asks
 
 
 def jbd2_transactions(info):
@@ -246,13 +340,12 @@ def journal_window(work_args, tool_args, collect):
         loop = LoopDevice(tmp, size_mib=256, name="j.img")
         mnt = os.path.join(tmp, "m")
         os.mkdir(mnt)
-        mounted, jt, tool = False, None, None
+        jt, tool = None, None
         try:
             run("mkfs.ext4", "-q", "-F", "-b", "4096", "-E",
                 "lazy_itable_init=0,lazy_journal_init=0", loop.dev, check=True)
-            run("mount", "-o", "no_prefetch_block_bitmaps,data=ordered", loop.dev, mnt,
-                check=True)
-            mounted = True
+            p = mount("-o", "no_prefetch_block_bitmaps,data=ordered", loop.dev, where=mnt)
+            assert p.returncode == 0, p.stderr
             work = Work(*[os.path.join(mnt, "f") if a == "FILE" else a for a in work_args])
             run("sync")
             time.sleep(0.3)
@@ -265,7 +358,7 @@ def journal_window(work_args, tool_args, collect):
             work.go()
             res = work.finish()
             time.sleep(0.3)
-            commits, commit_ns, logged = jt.stop()
+            commits, commit_ns, logged, asks = jt.stop()
             tx1, ds1 = jbd2_transactions(info[0]), diskstats_writes(loop.name)
             got = collect(tool)
             tool = None
@@ -274,12 +367,13 @@ def journal_window(work_args, tool_args, collect):
                 tool.stop()
             if jt:
                 jt.close()
-            if mounted:
-                run("umount", mnt)
+            unmount(mnt)  # checked: the loop device is detached next
             loop.close()
     assert int(res["done"]) == int(res["n"]), res
     fig = {"commits": commits, "commit_ns": commit_ns, "logged": logged,
-           "transactions": tx1 - tx0, "done": int(res["done"])}
+           "transactions": tx1 - tx0, "done": int(res["done"]),
+           "journal_asks": asks.pop("journal", 0), "thread_asks": asks.pop("iowork", 0),
+           "other_asks": asks}
     fig["writes"], fig["sectors"], fig["flushes"] = (a - b for a, b in zip(ds1, ds0))
     return got, fig
 
@@ -318,12 +412,22 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
     j = b["journal_blk"]
     assert b["count"] == fig["done"] == n, b
     assert fig["commits"] == fig["transactions"] >= n, fig
-    # Each fsync sleeps before its commit starts and wakes after it ends.
+    # Each fsync sleeps before its commit starts and wakes after it ends,
+    # so its journal part holds the commit's time (ftrace's start to end)
+    # and its wake-up: 260.7 ms for 259.5 ms of commits measured. Less
+    # only by the clocks' difference: ftrace's text time is whole us, BPF's
+    # ns, both the same clock, so by at most 1 us a commit (the 10%: room
+    # for a sleep that begins after its commit started, not seen here).
     assert parts["journal"] >= 0.9 * fig["commit_ns"], (parts, fig)
     assert parts["journal"] <= b["total_ns"], parts
+    # Appends to the page cache sleep on nothing but the commit and their
+    # own requests (io_wait): blocked 0.0 ms of 281 ms measured.
     assert parts["blocked"] < 0.05 * b["total_ns"], parts
     # The commits' writes: the blocks logged (the commit block among them).
     assert j["bytes"] == fig["logged"] * 4096, (j, fig)
+    # Their flushes: those the journal's thread asked for (ftrace), none
+    # asked for by the fsyncs themselves (200 for 100 commits measured).
+    assert fig["thread_asks"] == 0 and j["flushes"] == fig["journal_asks"], (j, fig)
     # With the fsyncs' own requests, all the disk did in the window.
     assert fig["writes"] == fig["own_w"] + j["requests"] - j["flushes"], (j, fig)
     assert fig["sectors"] * 512 == b["blk_bytes"] + j["bytes"], (j, fig)
@@ -356,31 +460,34 @@ def four_threads_share_commits_each_counts_the_one_it_waited_for():
     b, parts = calls(rep, "fsync")
     j = b["journal_blk"]
     assert fig["commits"] == fig["transactions"] > 0, fig
-    # Every commit asks for the same flushes (2 here: 200 for 100 commits
-    # above). The block layer serves the flushes pending at one time with
+    # Who asked for the flushes, by ftrace (block_bio_queue): the journal's
+    # thread the same number at every commit (2: 74 for 37 commits, 82 for
+    # 41, ...). The block layer serves the flushes pending at one time with
     # one device flush, owned by the first that asked (bpf/blk_flush.bpf.h,
     # man page FLUSHES): when a thread's own flush and a commit's share one,
     # it is the thread's own, and that commit owns one fewer. So the disk's
-    # flushes less the threads' own are the commits' requests less those
-    # shared: 99 for 50 commits, 47 for 24, seen with own_f one higher
-    # (a share), never with a flush missing from the disk's total.
-    journal_f = fig["flushes"] - fig["own_f"]
-    per_commit = -(-journal_f // fig["commits"])
-    shared = per_commit * fig["commits"] - journal_f
-    assert 0 <= shared <= min(fig["own_f"], fig["commits"]), (shared, fig)
+    # flushes less the threads' own are the others' asks less those shared.
+    per_commit, rest = divmod(fig["journal_asks"], fig["commits"])
+    assert per_commit and not rest, fig
+    # Another task's sync on this machine writes this file system back
+    # too, and may ask for a flush of its own ({'sync': 1} once).
+    others = sum(fig["other_asks"].values())
+    shared = fig["journal_asks"] + others - (fig["flushes"] - fig["own_f"])
+    print(f"    flushes asked for by the journal {fig['journal_asks']}, by the threads "
+          f"{fig['thread_asks']}, by others {fig['other_asks']}; the disk's {fig['flushes']}, "
+          f"the threads' own {fig['own_f']}: {shared} of the others' served by a thread's",
+          flush=True)
+    # A flush served for two asks is the first's: the threads own no more
+    # than they asked for, the journal and others no more than they did.
+    assert fig["own_f"] <= fig["thread_asks"], fig
+    assert 0 <= shared <= min(fig["own_f"], fig["commits"] + others), (shared, fig)
     assert len(events) == b["count"] == 200, (len(events), b["count"])
     got = sorted({e["journal_blk"]["flushes"] for e in events})
     assert set(got) <= ({0, per_commit, per_commit - 1} if shared else {0, per_commit}), \
         (got, per_commit, shared)
-    assert j["flushes"] >= fig["flushes"] - fig["own_f"], (j, fig)
+    assert j["flushes"] >= fig["flushes"] - fig["own_f"] - others, (j, fig)
     assert j["requests"] - j["flushes"] >= fig["writes"] - fig["own_w"], (j, fig)
     assert parts["journal"] > 0, parts
-
-
-def fincore_pages(path):
-    """Pages of path in the page cache, by util-linux's fincore (mincore)."""
-    p = run("fincore", "--bytes", "--noheadings", "--output", "PAGES", path, check=True)
-    return int(p.stdout.split()[0])
 
 
 READER = r"""
@@ -466,10 +573,11 @@ def pass_under_tool(path, mode, **tool):
 
 @test
 def cold_reads_count_the_pages_they_add_to_the_cache():
-    """A file read after drop_caches: the reads' cache_miss_pages add up to
-    the pages the kernel added to the file's cache (its own tracepoint,
-    through ftrace): all the file's, which fincore finds cached after (unless
-    reclaim took some back since); readahead_pages are those past each
+    """A file read after its pages were evicted (harness.evict_pages): the
+    reads' cache_miss_pages add up to the pages the kernel added to the
+    file's cache (its own tracepoint, through ftrace): all the file's, which
+    fincore finds cached after (unless reclaim took some back since);
+    readahead_pages are those past each
     read's own page (so the reads that added their own page, at most those
     whose page mincore found missing just before). Under POSIX_FADV_RANDOM
     (no readahead) each read adds its own page: readahead_pages 0. Read
@@ -485,14 +593,13 @@ def cold_reads_count_the_pages_they_add_to_the_cache():
             os.fsync(f.fileno())
         figures = {}
         for mode in ("sequential", "random"):
-            with open("/proc/sys/vm/drop_caches", "w") as f:
-                f.write("3")
+            evict_pages(path)
             rep, reads, own, before, after, added = pass_under_tool(path, mode)
             check_report(rep)
             b, _ = calls(rep, "read")
             figures[mode] = (before, after, added, reads, own, b["count"],
                              b["cache_miss_pages"], b["readahead_pages"])
-            assert before == 0, f"{mode}: {before} pages cached after drop_caches"
+            assert before == 0, f"{mode}: {before} pages cached after the eviction"
             assert b["count"] == reads + 1 == pages + 1, (b["count"], reads, pages)
             assert b["cache_miss_pages"] == added >= pages, figures[mode]
             assert pages >= after >= pages - 64, figures[mode]
@@ -532,8 +639,8 @@ def per_call_pages(b):
 
 @test
 def two_processes_cold_reading_each_count_their_own_pages():
-    """Two processes read a file each after drop_caches, at the same time,
-    under -P: one under POSIX_FADV_RANDOM (each read adds its own page, none
+    """Two processes read a file each after their pages were evicted, at
+    the same time, under -P: one under POSIX_FADV_RANDOM (each read adds its own page, none
     read ahead), the other sequentially (readahead). Each process's
     cache_miss_pages are the pages the kernel added to its own file (its
     tracepoint, through ftrace), its readahead_pages its own, and the two
@@ -548,12 +655,12 @@ def two_processes_cold_reading_each_count_their_own_pages():
             with open(paths[mode], "wb") as f:
                 f.write(os.urandom(size))
                 os.fsync(f.fileno())
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3")
+        for path in paths.values():
+            evict_pages(path)
         procs, added, tool = {}, {}, None
         try:
             for mode, path in paths.items():
-                assert fincore_pages(path) == 0, f"{mode}: cached after drop_caches"
+                assert fincore_pages(path) == 0, f"{mode}: cached after the eviction"
                 procs[mode] = subprocess.Popen(
                     [sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, text=True)
@@ -678,8 +785,7 @@ def prometheus_names_the_lock_the_journal_and_the_pages():
         with open(path, "wb") as f:
             f.write(os.urandom(4 << 20))
             os.fsync(f.fileno())
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3")
+        evict_pages(path)
         port = free_port()
         samples, reads, own, before, after, added = pass_under_tool(
             path, "sequential", tool_args=(f"--prometheus={port}",),

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -172,8 +173,16 @@ Test(exporter, ipv6_loopback)
 	struct exporter *e;
 
 	e = start_on("::1", 0, true, fake_metrics, err, sizeof(err));
-	if (!e && strstr(err, "not an address"))
+	/*
+	 * A machine without ::1 skips this test, but CI (CI set, as .ci/run
+	 * sets it) runs every test: there a skip is a set-up failure, as in
+	 * tests/integration/run.py.
+	 */
+	if (!e && strstr(err, "not an address")) {
+		cr_assert_null(getenv("CI"), "CI runs every test, and there is no IPv6 loopback: %s",
+			       err);
 		cr_skip_test("no IPv6 loopback here: %s", err);
+	}
 	cr_assert_not_null(e, "%s", err);
 	exporter_url(e, url, sizeof(url));
 	snprintf(want, sizeof(want), "http://[::1]:%u/metrics", exporter_port(e));

@@ -40,8 +40,10 @@
 # each > 0. Cells skipped: none, but f2fs's four where the kernel has no f2fs
 # (the cloud kernel), skipped as "not registered".
 #
-# Every check prints "PASS <name>" or "FAIL <name>: <details>"; the exit
-# status is 1 if any check failed.
+# Every check prints "PASS <name>" or "FAIL <name>: <details>"; one that
+# cannot run here prints "SKIP <name>: <why>" and is counted (the host's
+# tests/vm/run.sh fails a run with skips under CI). The exit status is 1 if
+# any check failed.
 set -uo pipefail
 
 N=${1:-200}  # calls per phase
@@ -54,6 +56,7 @@ WORK_TIMEOUT=300   # s, for the whole workload
 
 npass=0
 nfail=0
+nskip=0
 pass() {
 	echo "PASS $1"
 	npass=$((npass + 1))
@@ -61,6 +64,10 @@ pass() {
 fail() {
 	echo "FAIL $1: $2"
 	nfail=$((nfail + 1))
+}
+skip() {
+	echo "SKIP $1: $2"
+	nskip=$((nskip + 1))
 }
 # check_eq NAME GOT WANT [CONTEXT]
 check_eq() {
@@ -117,7 +124,7 @@ disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 for t in iostackbreak iowork jq; do
 	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
 done
-((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
+((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped"; exit 1; }
 # f2fs_mount: f2fs, when the kernel has it (tests/vm/run.sh with
 # IOSB_VM_FLAVOUR=amd64 loads the module and copies mkfs.f2fs in), on a loop
 # device over a file in /tmp; then it is one more of FSES.
@@ -1031,7 +1038,7 @@ delayed_device_run() {
 compat_run() {
 	local tout=/tmp/tool.compat.json terr=/tmp/tool.compat.err o c
 	if ! command -v compat32 >/dev/null; then
-		info "compat: no compat32 in the guest (tests/vm/run.sh builds it with clang)"
+		skip compat "no compat32 in the guest (tests/vm/run.sh builds it with clang)"
 		return
 	fi
 	iostackbreak -T syscall --json -- compat32 >"$tout" 2>"$terr"
@@ -1221,7 +1228,7 @@ requeue_run() {
 
 	# tests/vm/run.sh puts it in where the kernel has it: x86 only.
 	if [[ $(uname -m) == aarch64 ]] && ! grep -q '/scsi_debug\.ko' "/lib/modules/$(uname -r)/modules.dep"; then
-		info "$tag: no scsi_debug in kernel $(uname -r) (Debian's arm64 cloud kernel has none)"
+		skip "$tag" "no scsi_debug in kernel $(uname -r) (Debian's arm64 cloud kernel has none)"
 		return
 	fi
 	rmmod scsi_debug 2>/dev/null
@@ -1405,5 +1412,5 @@ t0=$(uptime_s)
 kretprobe_miss_run
 info "kretprobe-miss: $(since "$t0") s in all"
 
-echo "GUEST RESULT: $npass passed, $nfail failed in $(since "$t_suite") s"
+echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped in $(since "$t_suite") s"
 ((nfail == 0))

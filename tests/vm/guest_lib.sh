@@ -1,10 +1,14 @@
 # guest_lib.sh - what the guest scripts share, sourced in the guest (the
 # host side copies it with --file, so it is in PATH: `. guest_lib.sh`).
 # pass NAME, fail NAME DETAILS: a check's line, counted in npass/nfail.
+# skip NAME WHY: a check this guest cannot run, counted in nskip (a
+# failure under CI: tests/vm/run.sh and the host scripts).
 npass=0
 nfail=0
+nskip=0
 pass() { echo "PASS $1"; npass=$((npass + 1)); }
 fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP $1: $2"; nskip=$((nskip + 1)); }
 
 # await FILE REGEX PID SECS: until FILE has a line matching REGEX, while
 # PID lives, at most SECS.
