@@ -272,10 +272,12 @@ def bio_on_btrfs_dup_metadata_ends_every_bio():
     ft = FtraceInstance("btrfs", [("block", "block_bio_queue")],
                         f"dev == {kernel_dev_t(loop.name)}")
     on_cleanup("ftrace instance", ft.close)
-    tool = Tool("-T", "bio,blk", "-D", "-d", loop.name, "--json", env=KEYED)
+    # The hidden completions over the tool's whole run: its missed count
+    # covers every request it saw start, up to its end.
     hid = HiddenCompletions(loop.name)
-    ft.start()
     hid.start()
+    tool = Tool("-T", "bio,blk", "-D", "-d", loop.name, "--json", env=KEYED)
+    ft.start()
     for i in range(200):
         fd = os.open(os.path.join(mnt, f"f{i}"), os.O_WRONLY | os.O_CREAT, 0o644)
         os.write(fd, os.urandom(4096))
@@ -284,8 +286,8 @@ def bio_on_btrfs_dup_metadata_ends_every_bio():
     run("sync")
     time.sleep(0.5)
     queued = sum(1 for line in ft.stop().splitlines() if not line.startswith("#"))
-    _, hidden = hid.stop()
     rep = tool.stop_json()[-1]
+    _, hidden = hid.stop()
     drops = rep["dropped_by_reason"]
     bios = sum(c["count"] for c in rep["cells"] if c["layer"] == "bio")
     missed = drops["request_completion_missed"]

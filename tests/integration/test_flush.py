@@ -17,7 +17,8 @@ import tempfile
 import time
 
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, check_blk_ops,
-                     diskstats_writes, kernel_dev_t, mount, run, unmount)
+                     diskstats_writes, host_hides_completions, kernel_dev_t, mount, run,
+                     unmount)
 
 
 N = 120
@@ -301,11 +302,17 @@ def redis_fdatasyncs_have_one_flush_each():
               f"diskstats flushes {flushes}")
         assert calls["fdatasync"] > 100, calls
         assert cell(rep, "syscall", "fsync")["count"] == syncs, (calls, rep["cells"])
-        # Each sync's empty PREFLUSH write and its flush, counted or
-        # counted missed (harness.check_blk_ops).
+        # Each sync's empty PREFLUSH write and its flush. A completion the
+        # kernel ran no program for (harness.check_blk_count) is one of
+        # redis's requests the report cannot name, a data write, a PREFLUSH
+        # write or a flush: each count is short by at most those, and none
+        # is missed but on a host that hides completions.
         assert flushes == syncs, (flushes, syncs)
-        check_blk_ops(rep, {"preflush": pre, "flush": own.get("flush", 0)},
-                      {"preflush": syncs, "flush": syncs}, "redis's syncs")
+        missed = rep["dropped_by_reason"]["request_completion_missed"]
+        assert missed == 0 or host_hides_completions(), missed
+        assert syncs - missed <= pre <= syncs, (pre, syncs, missed)
+        assert syncs - missed <= own.get("flush", 0) <= syncs, (own, syncs, missed)
+        assert (syncs - pre) + (syncs - own.get("flush", 0)) <= missed, (pre, own, missed)
 
 
 TESTS.append(redis_fdatasyncs_have_one_flush_each)

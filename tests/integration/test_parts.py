@@ -10,8 +10,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import (TOOL, LoopDevice, Skip, Tool, Work, cell, diskstats, diskstats_writes,
-                     on_cleanup)
+from harness import (TOOL, LoopDevice, Skip, Tool, Work, cell, check_blk_count, diskstats,
+                     diskstats_writes, on_cleanup)
 from test_breakdown import check_report
 
 TESTS = []
@@ -73,6 +73,10 @@ def direct_reads_wait_for_the_device():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)
         try:
+            # One request a read: a loop device may start with 4 KiB
+            # requests (max_sectors_kb 4), which split each read in 16.
+            with open(f"/sys/block/{loop.name}/queue/max_sectors_kb", "w") as f:
+                f.write("128")
             # 64 KiB: with 4 KiB reads the loop device served a request in
             # about the time the call spent on CPU around it (self 7.5 us,
             # io_wait 5.9 us at the median), so io_wait was 44-62% of the
@@ -89,7 +93,8 @@ def direct_reads_wait_for_the_device():
         # not the workload's: at least half of the rest is io_wait.
         assert io >= 0.5 * (b["total_ns"] - parts["runqueue"]["sum_ns"]), (b, parts)
         blk = cell(rep, "blk", "read")
-        assert blk["count"] == 400, (blk, rep["dropped_by_reason"])
+        check_blk_count(rep, blk["count"], 400, "direct reads")
+        missed = rep["dropped_by_reason"]["request_completion_missed"]
         # The thread sleeps while its request is in the device (and a bit
         # around it): most of the requests' own latency is io_wait.
         # (or preempted before it sleeps, on a busy machine). Measured:
@@ -97,7 +102,10 @@ def direct_reads_wait_for_the_device():
         print(f"    io_wait + runqueue {(io + parts['runqueue']['sum_ns']) / 1e6:.1f} ms, "
               f"the requests' {blk['sum_ns'] / 1e6:.1f} ms", flush=True)
         assert io + parts["runqueue"]["sum_ns"] >= 0.7 * blk["sum_ns"], (io, blk, parts)
-        assert b["blk_requests"] == 400 and b["blk_bytes"] == 400 * 65536, b
+        # A completion the kernel ran no program for leaves its call without
+        # that request (harness.check_blk_count): short by at most those.
+        assert 400 - missed <= b["blk_requests"] <= 400, (b, missed)
+        assert b["blk_bytes"] == b["blk_requests"] * 65536, b
 
 
 @test
