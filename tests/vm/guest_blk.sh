@@ -38,6 +38,9 @@ for way in default keyed; do
 			psync-32jobs) args=(--ioengine=psync --numjobs=32 --group_reporting) ;;
 			esac
 			name="$way ${mode:-issue} $load"
+			# A fresh log: await must not find the last run's ready line
+			# before this shell's redirection empties the file.
+			rm -f /tmp/blk.json /tmp/blk.err
 			env "${env[@]}" iostackbreak -T blk -d vdd --json $mode >/tmp/blk.json 2>/tmp/blk.err &
 			tool=$!
 			if ! await /tmp/blk.err 'Hit Ctrl-C to end' "$tool" 300; then
