@@ -15,13 +15,9 @@ import time
 from harness import (IOWORK, KINDS, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids, cell,
                      check_blk_count,
                      count, diskstats, run, strace_calls)
+from harness import test
+from harness import Process
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 # The workload reports with one write(2) after its measured phase: the
@@ -187,7 +183,7 @@ def blk_agrees_with_biolatency():
             for ours, theirs in ((["-d", loop.name], ["-d", loop.name]),
                                  (["-d", loop.name, "-Q"], ["-d", loop.name, "-Q"])):
                 work = Work("-D", "pread", "400", loop.dev)
-                bio = subprocess.Popen(["/usr/sbin/biolatency", *theirs],
+                bio = Process(["/usr/sbin/biolatency", *theirs],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        text=True)
                 tool = Tool("-T", "blk", "--json", *ours)
