@@ -58,7 +58,10 @@ struct session {
 	const sigset_t *child_mask; /* the signal mask a command runs with */
 	struct kcaps caps;
 	bool have_caps;
-	struct plan plan;
+	struct plan plan; /* what the planner chose, never changed after */
+	/* What attaching did (tracer_start): where a target fell back or
+	 * failed; what every report reads once tracing. */
+	struct plan done;
 	struct targets targets;
 	struct tracer tracer;
 	struct command cmd;
@@ -225,16 +228,17 @@ static int resolve_targets(struct session *s)
 	return 0;
 }
 
-/* Layers named with -T that cannot be traced at all: one line each. */
-static int check_layers(const struct session *s)
+/* Layers named with -T that cannot be traced at all: one line each; by
+ * plan before loading, by what attached after. */
+static int check_layers(const struct session *s, const struct plan *plan)
 {
-	unsigned int failed = plan_failed_layers(&s->plan, s->cfg);
+	unsigned int failed = plan_failed_layers(plan, s->cfg);
 	char line[1024];
 
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(failed & (1U << layer)))
 			continue;
-		plan_layer_error(&s->plan, layer, line, sizeof(line));
+		plan_layer_error(plan, layer, line, sizeof(line));
 		say("%s", line);
 	}
 	return failed ? -1 : 0;
@@ -268,7 +272,7 @@ static int session_start(struct session *s)
 		    "in the kernel's interpreter, at a higher cost per event; to turn it on: "
 		    "sysctl -w net.core.bpf_jit_enable=1");
 	plan_build(&s->caps, cfg, &s->plan);
-	if (check_layers(s))
+	if (check_layers(s, &s->plan))
 		return -1;
 	/* --plan without --check loads nothing: the plan is all. */
 	if (stop_pending() || s->plan.unloaded)
@@ -289,15 +293,15 @@ static int session_start(struct session *s)
 			return -1;
 		}
 	}
-	if (tracer_start(&s->tracer, &s->plan, cfg, &s->targets, err, sizeof(err))) {
+	if (tracer_start(&s->tracer, &s->plan, cfg, &s->targets, &s->done, err, sizeof(err))) {
 		say("%s", err);
 		return -1;
 	}
-	if (cfg->verbose && plan_traces_threads(&s->plan)) {
+	if (cfg->verbose && plan_traces_threads(&s->done)) {
 		tracer_thread_state(&s->tracer, err, sizeof(err));
 		fprintf(stderr, "%s\n", err);
 	}
-	if (check_layers(s))
+	if (check_layers(s, &s->done))
 		return -1;
 	/* Gone (or empty: a loop device with no file) before tracing began:
 	 * there would be nothing to report, so it is an error, unlike a disk
@@ -310,8 +314,8 @@ static int session_start(struct session *s)
 	}
 	s->tracer.with_stats = cfg->stats;
 	if (cfg->verbose)
-		plan_print(&s->plan, stderr);
-	if (!cfg->plan_only && !plan_nr_traced(&s->plan)) {
+		plan_print(&s->done, stderr);
+	if (!cfg->plan_only && !plan_nr_traced(&s->done)) {
 		say("nothing to trace on this kernel: see iostackbreak --plan");
 		return -1;
 	}
@@ -324,9 +328,9 @@ static int open_events(struct session *s)
 	struct timespec mono, real;
 	struct event_ctx ctx = {
 		.unit = s->cfg->unit,
-		.plan = &s->plan,
-		.parts = s->plan.split_layer >= 0,
-		.offcpu = s->plan.split_layer >= 0 && s->cfg->offcpu,
+		.plan = &s->done,
+		.parts = s->done.split_layer >= 0,
+		.offcpu = s->done.split_layer >= 0 && s->cfg->offcpu,
 		.disk_name = disk_name_kdev,
 	};
 	char err[512];
@@ -402,7 +406,7 @@ static int write_report(struct session *s, bool interval)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	err = snapshot_take(&s->tracer, &s->cur);
 	if (!err)
-		err = report_build(&r, s->cfg, &s->plan, &s->cur, s->have_prev ? &s->prev : NULL,
+		err = report_build(&r, s->cfg, &s->done, &s->cur, s->have_prev ? &s->prev : NULL,
 				   seconds_between(&s->t_last, &now), disk_name_kdev);
 	if (err) {
 		say("cannot read the BPF maps: %s", strerror(-err));
@@ -596,7 +600,7 @@ static int serve_metrics(struct session *s)
 	char err[512];
 	int ret = 0;
 
-	if (metrics_start(s->metrics, &s->tracer, &s->plan, err, sizeof(err)))
+	if (metrics_start(s->metrics, &s->tracer, &s->done, err, sizeof(err)))
 		goto fail;
 	if (open_timers(s, every, err, sizeof(err)))
 		goto fail;
@@ -636,7 +640,7 @@ static int begin_tracing(struct session *s)
 		say("out of memory");
 		return -1;
 	}
-	report_skipped_text(stderr, &s->plan);
+	report_skipped_text(stderr, &s->done);
 	if (open_events(s))
 		return -1;
 	if (open_timers(s, cfg->interval, err, sizeof(err))) {
@@ -780,7 +784,7 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		goto out;
 	ret = 0;
 	if (cfg->plan_only) {
-		plan_print(&s->plan, stdout);
+		plan_print(s->plan.unloaded ? &s->plan : &s->done, stdout);
 		goto out;
 	}
 	if (stop_pending())
