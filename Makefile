@@ -65,9 +65,9 @@ GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CUR
 # the command line, plan/ learns the kernel and plans what to attach,
 # targets/ resolves what the user named (disks, cgroups, files, the
 # command), kernel/ loads, attaches and reads the BPF object, report/ makes
-# a report from what it read, out/ prints it (text, JSON, live, heat map,
+# a report from what it read, sinks/ prints it (text, JSON, live, heat map,
 # trace, Prometheus); session.c and main.c at the top run them in turn.
-SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/out
+SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/sinks
 vpath %.c $(SRC_DIRS)
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
@@ -75,12 +75,12 @@ CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c versi
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
 	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c \
 		bio_stack.c cgname.c) \
-	$(addprefix src/out/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
+	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c)
 BPF_SRCS := src/plan/probe.c \
 	$(addprefix src/kernel/,progtab.c knobs.c attach.c blk_leftovers.c collect.c stats.c \
 		events.c) \
-	src/out/metrics.c src/session.c src/main.c
+	src/sinks/metrics.c src/session.c src/main.c
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 BPF_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(BPF_SRCS)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

@@ -29,7 +29,10 @@ import sys
 import tempfile
 import time
 
-from benchlib import BUILD, TOOL, Tracer, cpu_model, need_root, save, sysctl
+from benchlib import BUILD, ROOT, TOOL, Tracer, cpu_model, need_root, save, sysctl
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+from harness import disk_stats  # noqa: E402  (the one reader of /proc/diskstats)
 
 BIOLATENCY = "/usr/sbin/biolatency"
 # An empty tp_btf block_rq_complete program (make -f bench/bench.mk
@@ -66,12 +69,8 @@ def prog_stats():
 
 def completed(disk):
     """Requests the disk completed: reads, writes, discards, flushes."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            x = line.split()
-            if x[2] == disk:
-                return sum(int(x[i]) for i in (3, 7, 14, 18) if i < len(x))
-    raise SystemExit(f"{disk} not in /proc/diskstats")
+    s = disk_stats(disk)
+    return s.reads + s.writes + s.discards + s.flushes
 
 
 def fio(dev, secs):

@@ -31,17 +31,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOOL = os.environ.get("IOSB_TOOL") or os.path.join(ROOT, "build", "iostackbreak")
 IOWORK = os.path.join(ROOT, "build", "iowork")
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from harness import host_hides_completions  # noqa: E402
-
-
-def diskstats(name):
-    """Requests completed: reads, writes, flushes."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            x = line.split()
-            if x[2] == name:
-                return int(x[3]), int(x[7]), int(x[18]) if len(x) > 18 else 0
-    raise SystemExit(f"soak: {name} not in /proc/diskstats")
+from harness import diskstats, host_hides_completions  # noqa: E402
 
 
 def rss_kib(pid):

@@ -58,7 +58,10 @@ struct session {
 	const sigset_t *child_mask; /* the signal mask a command runs with */
 	struct kcaps caps;
 	bool have_caps;
-	struct plan plan;
+	struct plan plan; /* what the planner chose, never changed after */
+	/* What attaching did (tracer_start): where a target fell back or
+	 * failed; what every report reads once tracing. */
+	struct plan done;
 	struct targets targets;
 	struct tracer tracer;
 	struct command cmd;
@@ -225,16 +228,17 @@ static int resolve_targets(struct session *s)
 	return 0;
 }
 
-/* Layers named with -T that cannot be traced at all: one line each. */
-static int check_layers(const struct session *s)
+/* Layers named with -T that cannot be traced at all: one line each; by
+ * plan before loading, by what attached after. */
+static int check_layers(const struct session *s, const struct plan *plan)
 {
-	unsigned int failed = plan_failed_layers(&s->plan, s->cfg);
+	unsigned int failed = plan_failed_layers(plan, s->cfg);
 	char line[1024];
 
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		if (!(failed & (1U << layer)))
 			continue;
-		plan_layer_error(&s->plan, layer, line, sizeof(line));
+		plan_layer_error(plan, layer, line, sizeof(line));
 		say("%s", line);
 	}
 	return failed ? -1 : 0;
@@ -268,7 +272,7 @@ static int session_start(struct session *s)
 		    "in the kernel's interpreter, at a higher cost per event; to turn it on: "
 		    "sysctl -w net.core.bpf_jit_enable=1");
 	plan_build(&s->caps, cfg, &s->plan);
-	if (check_layers(s))
+	if (check_layers(s, &s->plan))
 		return -1;
 	/* --plan without --check loads nothing: the plan is all. */
 	if (stop_pending() || s->plan.unloaded)
@@ -289,15 +293,15 @@ static int session_start(struct session *s)
 			return -1;
 		}
 	}
-	if (tracer_start(&s->tracer, &s->plan, cfg, &s->targets, err, sizeof(err))) {
+	if (tracer_start(&s->tracer, &s->plan, cfg, &s->targets, &s->done, err, sizeof(err))) {
 		say("%s", err);
 		return -1;
 	}
-	if (cfg->verbose && plan_traces_threads(&s->plan)) {
+	if (cfg->verbose && plan_traces_threads(&s->done)) {
 		tracer_thread_state(&s->tracer, err, sizeof(err));
 		fprintf(stderr, "%s\n", err);
 	}
-	if (check_layers(s))
+	if (check_layers(s, &s->done))
 		return -1;
 	/* Gone (or empty: a loop device with no file) before tracing began:
 	 * there would be nothing to report, so it is an error, unlike a disk
@@ -310,8 +314,8 @@ static int session_start(struct session *s)
 	}
 	s->tracer.with_stats = cfg->stats;
 	if (cfg->verbose)
-		plan_print(&s->plan, stderr);
-	if (!cfg->plan_only && !plan_nr_traced(&s->plan)) {
+		plan_print(&s->done, stderr);
+	if (!cfg->plan_only && !plan_nr_traced(&s->done)) {
 		say("nothing to trace on this kernel: see iostackbreak --plan");
 		return -1;
 	}
@@ -324,9 +328,9 @@ static int open_events(struct session *s)
 	struct timespec mono, real;
 	struct event_ctx ctx = {
 		.unit = s->cfg->unit,
-		.plan = &s->plan,
-		.parts = s->plan.split_layer >= 0,
-		.offcpu = s->plan.split_layer >= 0 && s->cfg->offcpu,
+		.plan = &s->done,
+		.parts = s->done.split_layer >= 0,
+		.offcpu = s->done.split_layer >= 0 && s->cfg->offcpu,
 		.disk_name = disk_name_kdev,
 	};
 	char err[512];
@@ -402,7 +406,7 @@ static int write_report(struct session *s, bool interval)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	err = snapshot_take(&s->tracer, &s->cur);
 	if (!err)
-		err = report_build(&r, s->cfg, &s->plan, &s->cur, s->have_prev ? &s->prev : NULL,
+		err = report_build(&r, s->cfg, &s->done, &s->cur, s->have_prev ? &s->prev : NULL,
 				   seconds_between(&s->t_last, &now), disk_name_kdev);
 	if (err) {
 		say("cannot read the BPF maps: %s", strerror(-err));
@@ -596,7 +600,7 @@ static int serve_metrics(struct session *s)
 	char err[512];
 	int ret = 0;
 
-	if (metrics_start(s->metrics, &s->tracer, &s->plan, err, sizeof(err)))
+	if (metrics_start(s->metrics, &s->tracer, &s->done, err, sizeof(err)))
 		goto fail;
 	if (open_timers(s, every, err, sizeof(err)))
 		goto fail;
@@ -623,6 +627,119 @@ static int output_watch_fd(const struct config *cfg)
 	if (cfg->prometheus || cfg->textfile || cfg->output || fstat(STDOUT_FILENO, &st))
 		return -1;
 	return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ? STDOUT_FILENO : -1;
+}
+
+/* Tracing begins: the sinks, the events, the timers, the ready line, the
+ * command let go, the live view. Returns 0, or -1 after saying why. */
+static int begin_tracing(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+	char err[512];
+
+	if (open_sink(s)) {
+		say("out of memory");
+		return -1;
+	}
+	report_skipped_text(stderr, &s->done);
+	if (open_events(s))
+		return -1;
+	if (open_timers(s, cfg->interval, err, sizeof(err))) {
+		say("%s", err);
+		return -1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s->t_last);
+	if (cfg->command)
+		fprintf(stderr, "Tracing %s (pid %d). Hit Ctrl-C to end.\n", cfg->command[0],
+			s->cmd.pid);
+	else
+		fprintf(stderr, "Tracing I/O latency by layer. Hit Ctrl-C to end.\n");
+	if (cfg->command && command_release(&s->cmd))
+		say("cannot release %s: %s", cfg->command[0], strerror(errno));
+	if (cfg->live && open_live(s))
+		return -1;
+	return 0;
+}
+
+/* The run is over: detach, the last events, the final report. Returns 0,
+ * or -1 when the report could not be written. */
+static int finish_run(struct session *s)
+{
+	/* The terminal back as it was; the final report in text below. */
+	if (s->live)
+		close_live(s);
+	/*
+	 * The run is over: detached first, the maps stop moving, so the final
+	 * report's cells, calls and parts are read as one (interval reports
+	 * are read while the programs run, and read again until they agree:
+	 * snapshot_take). The calls that ended before come before it.
+	 */
+	if (s->end != END_OUTPUT_CLOSED)
+		tracer_detach(&s->tracer);
+	if (s->have_events && s->end != END_OUTPUT_CLOSED)
+		on_events(s);
+	/* Stopped, or the command or the targets ended: what is not reported yet. */
+	if (s->end != END_COUNT && s->end != END_OUTPUT_CLOSED && write_report(s, false))
+		return -1;
+	return 0;
+}
+
+/*
+ * What the run writes to, opened before anything is loaded: a file, a
+ * terminal or a port that cannot serve fails at once, with one line.
+ * Returns 0, or -1 after saying why.
+ */
+static int open_outputs(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+	char err[512];
+
+	/* The trace file before anything is loaded: one that cannot be
+	 * written fails at once. */
+	if (cfg->trace) {
+		s->trace = trace_open(cfg->trace, cfg->trace_max, cfg->slower ? cfg->slower_ns : 0,
+				      disk_name_kdev, err, sizeof(err));
+		if (!s->trace) {
+			say("%s", err);
+			return -1;
+		}
+	}
+	/* --live needs a terminal: said before anything is loaded. */
+	if (cfg->live && !cfg->plan_only && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
+		say("--live draws on a terminal: run it in one (stdin and stdout), or use "
+		    "interval reports instead (iostackbreak 1)");
+		return -1;
+	}
+	/* The heat map's file too: one that cannot be written fails at once. */
+	if (cfg->heatmap && !cfg->plan_only) {
+		s->heatmap = heatmap_open(cfg->heatmap, err, sizeof(err));
+		if (!s->heatmap) {
+			say("%s", err);
+			return -1;
+		}
+	}
+	/* The reports' file too: one that cannot be written fails at once.
+	 * Close-on-exec: a traced command never writes into it. */
+	if (cfg->output) {
+		int fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		s->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!s->out) {
+			say("cannot open -o %s: %s: give a file that can be written", cfg->output,
+			    strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+	}
+	/* The port before anything is loaded: one in use fails at once. */
+	if (cfg->prometheus || cfg->textfile) {
+		s->metrics = metrics_open(cfg, err, sizeof(err));
+		if (!s->metrics) {
+			say("%s", err);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int session_run(const struct config *cfg, const sigset_t *stop_signals, const sigset_t *child_mask)
@@ -661,87 +778,20 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		    "CAP_SYS_ADMIN): run it with sudo");
 		goto out;
 	}
-	/* The trace file before anything is loaded: one that cannot be
-	 * written fails at once. */
-	if (cfg->trace) {
-		s->trace = trace_open(cfg->trace, cfg->trace_max, cfg->slower ? cfg->slower_ns : 0,
-				      disk_name_kdev, err, sizeof(err));
-		if (!s->trace) {
-			say("%s", err);
-			goto out;
-		}
-	}
-	/* --live needs a terminal: said before anything is loaded. */
-	if (cfg->live && !cfg->plan_only && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
-		say("--live draws on a terminal: run it in one (stdin and stdout), or use "
-		    "interval reports instead (iostackbreak 1)");
+	if (open_outputs(s))
 		goto out;
-	}
-	/* The heat map's file too: one that cannot be written fails at once. */
-	if (cfg->heatmap && !cfg->plan_only) {
-		s->heatmap = heatmap_open(cfg->heatmap, err, sizeof(err));
-		if (!s->heatmap) {
-			say("%s", err);
-			goto out;
-		}
-	}
-	/* The reports' file too: one that cannot be written fails at once.
-	 * Close-on-exec: a traced command never writes into it. */
-	if (cfg->output) {
-		int fd = open(cfg->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		s->out = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!s->out) {
-			say("cannot open -o %s: %s: give a file that can be written", cfg->output,
-			    strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			goto out;
-		}
-	}
-	/* The port before anything is loaded: one in use fails at once. */
-	if (cfg->prometheus || cfg->textfile) {
-		s->metrics = metrics_open(cfg, err, sizeof(err));
-		if (!s->metrics) {
-			say("%s", err);
-			goto out;
-		}
-	}
 	if (session_start(s))
 		goto out;
 	ret = 0;
 	if (cfg->plan_only) {
-		plan_print(&s->plan, stdout);
+		plan_print(s->plan.unloaded ? &s->plan : &s->done, stdout);
 		goto out;
 	}
 	if (stop_pending())
 		goto out; /* stopped before tracing began: nothing to report */
 	if (s->metrics)
 		return serve_metrics(s);
-	if (open_sink(s)) {
-		say("out of memory");
-		ret = 1;
-		goto out;
-	}
-	report_skipped_text(stderr, &s->plan);
-	if (open_events(s)) {
-		ret = 1;
-		goto out;
-	}
-	if (open_timers(s, cfg->interval, err, sizeof(err))) {
-		say("%s", err);
-		ret = 1;
-		goto out;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &s->t_last);
-	if (cfg->command)
-		fprintf(stderr, "Tracing %s (pid %d). Hit Ctrl-C to end.\n", cfg->command[0],
-			s->cmd.pid);
-	else
-		fprintf(stderr, "Tracing I/O latency by layer. Hit Ctrl-C to end.\n");
-	if (cfg->command && command_release(&s->cmd))
-		say("cannot release %s: %s", cfg->command[0], strerror(errno));
-	if (cfg->live && open_live(s)) {
+	if (begin_tracing(s)) {
 		ret = 1;
 		goto out;
 	}
@@ -749,21 +799,7 @@ int session_run(const struct config *cfg, const sigset_t *stop_signals, const si
 		ret = 1;
 		goto out;
 	}
-	/* The terminal back as it was; the final report in text below. */
-	if (s->live)
-		close_live(s);
-	/*
-	 * The run is over: detached first, the maps stop moving, so the final
-	 * report's cells, calls and parts are read as one (interval reports
-	 * are read while the programs run, and read again until they agree:
-	 * snapshot_take). The calls that ended before come before it.
-	 */
-	if (s->end != END_OUTPUT_CLOSED)
-		tracer_detach(&s->tracer);
-	if (s->have_events && s->end != END_OUTPUT_CLOSED)
-		on_events(s);
-	/* Stopped, or the command or the targets ended: what is not reported yet. */
-	if (s->end != END_COUNT && s->end != END_OUTPUT_CLOSED && write_report(s, false)) {
+	if (finish_run(s)) {
 		ret = 1;
 		goto out;
 	}

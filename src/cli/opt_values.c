@@ -55,7 +55,8 @@ int opt_pid_list(struct config *cfg, const char *arg)
 					"ids, separated by commas",
 					(int)len, p, arg);
 		if (cfg->nr_pids == sizeof(cfg->pids) / sizeof(cfg->pids[0]))
-			return opt_fail(cfg, "too many PIDs in -p %s: at most 16", arg);
+			return opt_fail(cfg, "too many PIDs in -p %s: at most %d", arg,
+					MAX_PID_FILTER);
 		cfg->pids[cfg->nr_pids++] = (int)v;
 		if (!p[len])
 			return 0;

@@ -14,6 +14,10 @@
 #include "opt_values.h"
 #include "opts.h"
 
+/* A number's macro as a string in a help text. */
+#define IOSB_STR2(x) #x
+#define IOSB_STR(x) IOSB_STR2(x)
+
 #include "version.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -242,7 +246,7 @@ struct opt_row {
 
 static const struct opt_row rows[] = {
 	{ "type", 'T', "LAYERS", .make_help = type_help, .parse = parse_type },
-	{ "pid", 'p', "PID[,PID...]", "Trace only these processes (thread group ids, up to 16)",
+	{ "pid", 'p', "PID[,PID...]", "Trace only these processes (thread group ids, up to " IOSB_STR(MAX_PID_FILTER) ")",
 	  .parse = opt_pid_list, .check = opt_check_pid },
 	{ "children", 'f', NULL,
 	  "With -p: also the processes they fork from now on, at any depth, and "

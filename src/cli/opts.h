@@ -24,7 +24,7 @@ enum unit {
 struct config {
 	unsigned int layers; /* bit mask of enum layer */
 	bool layers_given;   /* -T was given: untraceable layers are errors */
-	int pids[16];	     /* -p: the processes traced (none: all) */
+	int pids[MAX_PID_FILTER]; /* -p: the processes traced (none: all) */
 	unsigned int nr_pids;
 	int tid;	       /* -t: one thread; 0: all */
 	const char *comm;      /* -c: processes of this name */
@@ -38,8 +38,8 @@ struct config {
 	unsigned int max_keys; /* --max-keys: room of the breakdown map; 0: default */
 	bool timestamp;	       /* --timestamp on each report */
 	bool no_verdict;       /* --no-verdict: no verdict line (src/report/verdict.h) */
-	const char *heatmap;   /* --heatmap: the SVG written at the end (src/out/heatmap.h) */
-	bool live;	       /* --live: a full-screen view (src/out/live.h) */
+	const char *heatmap;   /* --heatmap: the SVG written at the end (src/sinks/heatmap.h) */
+	bool live;	       /* --live: a full-screen view (src/sinks/live.h) */
 	bool stats;	       /* --stats: the tracer's own cost in each report */
 	unsigned int duration; /* --duration: stop after this many seconds */
 	const char *disk;      /* -d name, resolved later against sysfs */
@@ -65,7 +65,7 @@ struct config {
 	char errmsg[256];	   /* why parsing failed */
 	unsigned long long given;  /* parsing only: options seen (a bit per option) */
 
-	/* Exporter mode (src/out/metrics.c): counters since start, until stopped. */
+	/* Exporter mode (src/sinks/metrics.c): counters since start, until stopped. */
 	bool prometheus;	/* --prometheus: serve GET /metrics */
 	char prom_addr[64];	/* its numeric address, "127.0.0.1" by default */
 	unsigned int prom_port; /* its port */
@@ -73,7 +73,7 @@ struct config {
 	const char *textfile;	/* --textfile: directory to write iostackbreak.prom to */
 	const char *output;	/* -o: reports to this file, not stdout */
 
-	/* Single calls (src/kernel/events.c, src/out/trace.c). */
+	/* Single calls (src/kernel/events.c, src/sinks/trace.c). */
 	bool slower; /* --slower: print calls at least slower_ns long */
 	unsigned long long slower_ns;
 	bool full_path;		      /* --full-path: events name files by path */

@@ -433,10 +433,10 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 
 /* A device layer (blk, bio): completion first, so no request or bio is
  * left open by us. */
-static int attach_blk(struct tracer *t, struct plan *plan, unsigned int layer, char *err,
+static int attach_blk(struct tracer *t, const struct plan *plan, unsigned int layer, char *err,
 		      size_t errsz)
 {
-	struct cell_plan *cp = &plan->cells[layer][0];
+	const struct cell_plan *cp = &plan->cells[layer][0];
 
 	for (int i = (int)cp->nr_targets - 1; i >= 0; i--) {
 		const char *tp = cp->targets[i];
@@ -606,8 +606,8 @@ void tracer_thread_state(const struct tracer *t, char *buf, size_t sz)
 		snprintf(buf, sz, "thread state: in an LRU hash of %u threads", t->hash_slots);
 }
 
-int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
-		 const struct targets *tg, char *err, size_t errsz)
+int tracer_start(struct tracer *t, const struct plan *plan, const struct config *cfg,
+		 const struct targets *tg, struct plan *done, char *err, size_t errsz)
 {
 	long slots = dev_switches()->hash_slots;
 	long fast = dev_switches()->fast_slots;
@@ -617,7 +617,8 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 	 * Only loading tells whether this kernel lets these program types use
 	 * task storage: try it, and load again with the hash if it refuses.
 	 */
-	t->plan = plan;
+	*done = *plan;
+	t->plan = done;
 	if (open_and_load(t, plan, cfg, tg, plan_traces_threads(plan) && !slots, slots, fast, err,
 			  errsz)) {
 		if (!plan_traces_threads(plan))
@@ -656,7 +657,7 @@ int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++) {
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			if (plan->cells[layer][op].src != METHOD_NONE)
-				attach_cell(t, plan, layer, &plan->cells[layer][op]);
+				attach_cell(t, plan, layer, &done->cells[layer][op]);
 	}
 	return 0;
 }

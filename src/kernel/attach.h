@@ -30,12 +30,14 @@ struct tracer {
 };
 
 /*
- * Loads and attaches per plan. Cells whose targets all fail to attach are
- * marked METHOD_NONE with the reason; a target that fell back from fentry to
- * kprobe says so. Returns 0, or -1 with one line in err.
+ * Loads and attaches per plan, which it never writes: what happened goes
+ * to *done, which starts as a copy of the plan. There a cell whose targets
+ * all failed to attach is METHOD_NONE with the reason, and a target that
+ * fell back from fentry to kprobe says so (tgt_src, why). Reports read
+ * *done. Returns 0, or -1 with one line in err.
  */
-int tracer_start(struct tracer *t, struct plan *plan, const struct config *cfg,
-		 const struct targets *tg, char *err, size_t errsz);
+int tracer_start(struct tracer *t, const struct plan *plan, const struct config *cfg,
+		 const struct targets *tg, struct plan *done, char *err, size_t errsz);
 
 /* Where the threads' state lives, for -v: one line, no newline. */
 void tracer_thread_state(const struct tracer *t, char *buf, size_t sz);

@@ -92,12 +92,61 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 	}
 }
 
+/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
+static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
+		      const struct plan *plan, bool task_storage, long hash_slots, long fast_slots)
+{
+	const rodata_t *ro = skel->rodata;
+	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
+
+	if (plan->split_layer < 0) {
+		bpf_map__set_max_entries(skel->maps.call_parts, 1);
+		bpf_map__set_max_entries(skel->maps.call_ops, 1);
+	}
+	if (!ro->follow_children)
+		bpf_map__set_max_entries(skel->maps.followed, 1);
+	if (cfg->max_keys) {
+		bpf_map__set_max_entries(skel->maps.breakdown_cells, cfg->max_keys);
+		bpf_map__set_max_entries(skel->maps.cgroup_paths, cfg->max_keys);
+	}
+	if (!config_breaks_down(cfg))
+		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
+	if (!cfg->per_cgroup)
+		bpf_map__set_max_entries(skel->maps.cgroup_paths, 1);
+	/* One program per request keys nothing by request. */
+	if (!blk || plan->blk_stamped)
+		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
+	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
+		bpf_map__set_max_entries(skel->maps.uring_starts, 1);
+	if (!ro->uring_blk)
+		bpf_map__set_max_entries(skel->maps.uring_issuing_map, 1);
+	if (!plan->uring_parts) {
+		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
+		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
+	}
+	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
+		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
+	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || (!cfg->per_disk && !ro->bio_calls))
+		bpf_map__set_max_entries(skel->maps.bio_remapped, 1);
+	if (task_storage || !plan_traces_threads(plan)) {
+		bpf_map__set_max_entries(skel->maps.thread_starts, 1);
+		bpf_map__set_max_entries(skel->maps.threads_seen, 1);
+	} else if (hash_slots) {
+		bpf_map__set_max_entries(skel->maps.thread_starts, (__u32)hash_slots);
+	}
+	bpf_map__set_max_entries(skel->maps.fast_slots, fast_slots > 0 ? (__u32)fast_slots : 1);
+	if (!task_storage) {
+		/* A placeholder the dead task-storage branch can name on any kernel. */
+		bpf_map__set_type(skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
+		bpf_map__set_map_flags(skel->maps.task_starts, 0);
+		bpf_map__set_max_entries(skel->maps.task_starts, 1);
+	}}
+
 void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const struct targets *tg,
 	       const struct plan *plan, bool task_storage, long hash_slots, long fast_slots)
 {
 	rodata_t *ro = skel->rodata;
 	bool blk = plan->cells[LAYER_BLK][0].src != METHOD_NONE;
-	bool breaking_down = config_breaks_down(cfg);
 
 	for (unsigned int i = 0; i < sizeof(same_as_option) / sizeof(same_as_option[0]); i++)
 		memcpy((char *)ro + same_as_option[i].global,
@@ -146,47 +195,5 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 			  : unit_ns(cfg->unit);
 	set_syscall_numbers(ro, plan);
 
-	/* Maps a plan does not use shrink to one entry: memory is the kernel's. */
-	if (plan->split_layer < 0) {
-		bpf_map__set_max_entries(skel->maps.call_parts, 1);
-		bpf_map__set_max_entries(skel->maps.call_ops, 1);
-	}
-	if (!ro->follow_children)
-		bpf_map__set_max_entries(skel->maps.followed, 1);
-	if (cfg->max_keys) {
-		bpf_map__set_max_entries(skel->maps.breakdown_cells, cfg->max_keys);
-		bpf_map__set_max_entries(skel->maps.cgroup_paths, cfg->max_keys);
-	}
-	if (!breaking_down)
-		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
-	if (!cfg->per_cgroup)
-		bpf_map__set_max_entries(skel->maps.cgroup_paths, 1);
-	/* One program per request keys nothing by request. */
-	if (!blk || plan->blk_stamped)
-		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
-	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
-		bpf_map__set_max_entries(skel->maps.uring_starts, 1);
-	if (!ro->uring_blk)
-		bpf_map__set_max_entries(skel->maps.uring_issuing_map, 1);
-	if (!plan->uring_parts) {
-		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
-		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
-	}
-	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
-		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
-	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || (!cfg->per_disk && !ro->bio_calls))
-		bpf_map__set_max_entries(skel->maps.bio_remapped, 1);
-	if (task_storage || !plan_traces_threads(plan)) {
-		bpf_map__set_max_entries(skel->maps.thread_starts, 1);
-		bpf_map__set_max_entries(skel->maps.threads_seen, 1);
-	} else if (hash_slots) {
-		bpf_map__set_max_entries(skel->maps.thread_starts, (__u32)hash_slots);
-	}
-	bpf_map__set_max_entries(skel->maps.fast_slots, fast_slots > 0 ? (__u32)fast_slots : 1);
-	if (!task_storage) {
-		/* A placeholder the dead task-storage branch can name on any kernel. */
-		bpf_map__set_type(skel->maps.task_starts, BPF_MAP_TYPE_ARRAY);
-		bpf_map__set_map_flags(skel->maps.task_starts, 0);
-		bpf_map__set_max_entries(skel->maps.task_starts, 1);
-	}
+	size_maps(skel, cfg, plan, task_storage, hash_slots, fast_slots);
 }

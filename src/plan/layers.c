@@ -65,11 +65,6 @@ const char *layer_name(unsigned int layer)
 	return layer < NR_LAYERS ? layers[layer].name : "?";
 }
 
-enum layer_kind layer_kind(unsigned int layer)
-{
-	return layers[layer].kind;
-}
-
 const char *layer_module(unsigned int layer)
 {
 	return layer < NR_LAYERS && layers[layer].module[0] ? layers[layer].module : NULL;

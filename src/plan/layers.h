@@ -45,7 +45,6 @@ bool layer_is_device(unsigned int layer);
 
 /* Is the layer a file system (of kind LAYER_KIND_FS)? */
 bool layer_is_fs(unsigned int layer);
-enum layer_kind layer_kind(unsigned int layer);
 /* Does the layer time requests (io_uring, blk) rather than calls? */
 bool layer_has_requests(unsigned int layer);
 /* "request"/"requests" or "call"/"calls", for n of the layer's. */

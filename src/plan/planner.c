@@ -254,6 +254,53 @@ static bool blk_plan_stamped(const struct kcaps *caps, const struct config *cfg,
 	return false;
 }
 
+/*
+ * One blk cell timed by the programs keyed by request: its origin, issue
+ * and completion, and the tracepoints that keep its entries right.
+ */
+static void blk_keyed_cell(const struct kcaps *caps, const struct config *cfg,
+			   const struct plan *plan, struct cell_plan *cp, enum attach_method src,
+			   bool call_bytes, const char *why)
+{
+	unsigned int t = 0;
+
+	cp->src = src;
+	if (plan->blk_origin)
+		cp->targets[t++] = plan->blk_origin;
+	/*
+	 * Issue marks when the device got the request, and takes the
+	 * requests insert never sees (no scheduler). With -Q from
+	 * block_io_start neither is needed: two programs a request,
+	 * as biolatency -Q, instead of three.
+	 */
+	if (!(cfg->queued && plan->blk_origin == blk_tp_names[BLK_TP_IO_START]))
+		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_ISSUE];
+	cp->targets[t++] = blk_tp_names[BLK_TP_RQ_COMPLETE];
+	/*
+	 * A request the origin saw may be merged into another in the
+	 * scheduler and freed without completing: its entry goes then.
+	 */
+	if (plan->blk_origin && blk_tp_exists(caps, BLK_TP_RQ_MERGE))
+		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_MERGE];
+	/*
+	 * A call's block bytes: a bio that merges into a request
+	 * already started adds to it after the origin counted it.
+	 */
+	if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_BACKMERGE))
+		cp->targets[t++] = blk_tp_names[BLK_TP_BIO_BACKMERGE];
+	if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_FRONTMERGE))
+		cp->targets[t++] = blk_tp_names[BLK_TP_BIO_FRONTMERGE];
+	if (plan->blk_preflush_bios)
+		cp->targets[t++] = blk_tp_names[BLK_TP_GETRQ];
+	for (unsigned int i = 0; i < t; i++)
+		cp->tgt_src[i] = src;
+	cp->nr_targets = t;
+	if (why[0])
+		why_add(cp, "%s", why);
+	if (cfg->queued && !plan->blk_origin)
+		why_add(cp, "-Q: no block_io_start or block_rq_insert, timing from issue");
+}
+
 static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
 	enum attach_method src;
@@ -327,46 +374,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	 */
 	plan->blk_preflush_bios = need_submitter && plan->blk_origin == blk_tp_names[BLK_TP_RQ_INSERT] &&
 				  blk_tp_exists(caps, BLK_TP_GETRQ);
-	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
-		struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
-		unsigned int t = 0;
-
-		cp->src = src;
-		if (plan->blk_origin)
-			cp->targets[t++] = plan->blk_origin;
-		/*
-		 * Issue marks when the device got the request, and takes the
-		 * requests insert never sees (no scheduler). With -Q from
-		 * block_io_start neither is needed: two programs a request,
-		 * as biolatency -Q, instead of three.
-		 */
-		if (!(cfg->queued && plan->blk_origin == blk_tp_names[BLK_TP_IO_START]))
-			cp->targets[t++] = blk_tp_names[BLK_TP_RQ_ISSUE];
-		cp->targets[t++] = blk_tp_names[BLK_TP_RQ_COMPLETE];
-		/*
-		 * A request the origin saw may be merged into another in the
-		 * scheduler and freed without completing: its entry goes then.
-		 */
-		if (plan->blk_origin && blk_tp_exists(caps, BLK_TP_RQ_MERGE))
-			cp->targets[t++] = blk_tp_names[BLK_TP_RQ_MERGE];
-		/*
-		 * A call's block bytes: a bio that merges into a request
-		 * already started adds to it after the origin counted it.
-		 */
-		if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_BACKMERGE))
-			cp->targets[t++] = blk_tp_names[BLK_TP_BIO_BACKMERGE];
-		if (call_bytes && blk_tp_exists(caps, BLK_TP_BIO_FRONTMERGE))
-			cp->targets[t++] = blk_tp_names[BLK_TP_BIO_FRONTMERGE];
-		if (plan->blk_preflush_bios)
-			cp->targets[t++] = blk_tp_names[BLK_TP_GETRQ];
-		for (unsigned int i = 0; i < t; i++)
-			cp->tgt_src[i] = src;
-		cp->nr_targets = t;
-		if (why[0])
-			why_add(cp, "%s", why);
-		if (cfg->queued && !plan->blk_origin)
-			why_add(cp, "-Q: no block_io_start or block_rq_insert, timing from issue");
-	}
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
+		blk_keyed_cell(caps, cfg, plan, &plan->cells[LAYER_BLK][op], src, call_bytes, why);
 }
 
 /*

@@ -8,6 +8,7 @@ Nothing a test makes outlives it: every process, loop device, cgroup, mount
 and temporary directory registers its cleanup here (on_cleanup), and run.py
 runs them all, last made first, after each test however it ended."""
 
+import collections
 import contextlib
 import json
 import os
@@ -171,10 +172,11 @@ def pid_and_name(proc):
     return f"{proc.pid} {name}"
 
 
-class TestPopen(subprocess.Popen):
-    """Every process a test starts, directly, through subprocess.run or a
-    helper here: in a process group of its own (so that its children can be
-    stopped with it), with stop_group() registered as its cleanup."""
+class Process(subprocess.Popen):
+    """A process a test starts (the tests start every one through this, or
+    run_process, or a helper here that does): in a process group of its
+    own, so that its children can be stopped with it, with stop_group()
+    registered as its cleanup."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("start_new_session", True)
@@ -182,9 +184,38 @@ class TestPopen(subprocess.Popen):
         on_cleanup(f"process {pid_and_name(self)}", stop_group, self)
 
 
-# The tests call subprocess.Popen and subprocess.run (which looks Popen up
-# in its module): both now start a TestPopen.
-subprocess.Popen = TestPopen
+def run_process(args, *, input=None, timeout=None, check=False, capture_output=False,
+                **kwargs):
+    """subprocess.run's work, with the process a Process: waits for it and
+    returns a subprocess.CompletedProcess (killed, and TimeoutExpired
+    raised, when timeout runs out)."""
+    if capture_output:
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    if input is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    with Process(args, **kwargs) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    done = subprocess.CompletedProcess(args, proc.returncode, out, err)
+    if check:
+        done.check_returncode()
+    return done
+
+
+# Every integration test, in the order the modules registered them (run.py
+# imports each tests/integration/test_*.py module, by name).
+TESTS = []
+
+
+def test(fn):
+    """Registers an integration test: a function of no arguments that
+    raises AssertionError (or Skip) when it does not hold."""
+    TESTS.append(fn)
+    return fn
 
 
 def make_tempdir(**kwargs):
@@ -286,7 +317,7 @@ class Tool:
     def __init__(self, *args, timeout=60, env=None, prefix=()):
         # prefix: a command that execs it (unshare ... sh -c 'exec "$@"').
         self.args = [*prefix, TOOL, *args]
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
+        self.proc = Process(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True,
                                      env=environment(env))
         self.stderr_lines = []
@@ -347,7 +378,7 @@ class Work:
         if prefix is None:
             prefix = ()
         self.args = [*prefix, IOWORK, "-w", *args]
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE,
+        self.proc = Process(self.args, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("READY "):
@@ -388,36 +419,42 @@ def read_proc_io(pid):
         return {k: int(v) for k, v in (line.split(": ") for line in f)}
 
 
-def diskstats(name):
-    """(reads completed, writes completed, flushes completed) of a disk."""
+# The fields of a /proc/diskstats line after its three ids, in the order of
+# the kernel's Documentation/admin-guide/iostats.rst (discards from 4.18,
+# flushes from 5.5: 0 where the kernel has none).
+DiskStats = collections.namedtuple("DiskStats", (
+    "reads", "reads_merged", "sectors_read", "ms_reading", "writes", "writes_merged",
+    "sectors_written", "ms_writing", "in_flight", "ms_io", "ms_weighted", "discards",
+    "discards_merged", "sectors_discarded", "ms_discarding", "flushes", "ms_flushing"))
+
+
+def disk_stats(name):
+    """A disk's line of /proc/diskstats, the one reader of it here."""
     with open("/proc/diskstats") as f:
         for line in f:
             fields = line.split()
             if fields[2] == name:
-                # Field 16 of the kernel's list (iostats.rst), 19th of the line (after 3 id fields).
-                flushes = int(fields[18]) if len(fields) > 18 else 0
-                return int(fields[3]), int(fields[7]), flushes
+                values = [int(v) for v in fields[3:3 + len(DiskStats._fields)]]
+                return DiskStats(*values, *[0] * (len(DiskStats._fields) - len(values)))
     raise AssertionError(f"{name} not in /proc/diskstats")
+
+
+def diskstats(name):
+    """(reads completed, writes completed, flushes completed) of a disk."""
+    s = disk_stats(name)
+    return s.reads, s.writes, s.flushes
 
 
 def diskstats_merged(name):
-    """(reads, writes) merged into a request of another: fields 2 and 6."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == name:
-                return int(fields[4]), int(fields[8])
-    raise AssertionError(f"{name} not in /proc/diskstats")
+    """(reads, writes) merged into a request of another."""
+    s = disk_stats(name)
+    return s.reads_merged, s.writes_merged
 
 
 def diskstats_writes(name):
     """(writes completed, sectors written, flushes completed) of a disk."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == name:
-                return int(fields[7]), int(fields[9]), int(fields[18]) if len(fields) > 18 else 0
-    raise AssertionError(f"{name} not in /proc/diskstats")
+    s = disk_stats(name)
+    return s.writes, s.sectors_written, s.flushes
 
 
 def host_hides_completions():
@@ -510,7 +547,7 @@ def count(report, layer, op):
 
 
 def run(*args, timeout=60, check=False):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    p = run_process(args, capture_output=True, text=True, timeout=timeout)
     if check and p.returncode:
         raise AssertionError(f"{args} exited {p.returncode}: {p.stderr}")
     return p
@@ -647,7 +684,7 @@ class LoopDevice:
         with open(self.path, "wb") as f:
             f.truncate(size_mib << 20)
         if partitioned:
-            p = subprocess.run(["sfdisk", "--quiet", self.path], input="label: dos\n,\n",
+            p = run_process(["sfdisk", "--quiet", self.path], input="label: dos\n,\n",
                                capture_output=True, text=True)
             if p.returncode:
                 raise AssertionError(f"sfdisk failed: {p.stderr}")
@@ -712,7 +749,7 @@ def strace_calls(cmd, cwd=None, timeout=120, children=True):
     left = {(op, k): 0 for op in SYSCALL_NAMES for k in KINDS}
     with tempfile.TemporaryDirectory(dir="/var/tmp") as d:
         # -ff: a file per process, so no call is split over two lines.
-        p = subprocess.run(["strace", *(["-ff"] if children else []),
+        p = run_process(["strace", *(["-ff"] if children else []),
                             "--decode-fds=path,socket,dev", "-o",
                             os.path.join(d, "st"), "-e", "trace=" + ",".join(op_of), *cmd],
                            capture_output=True, text=True, timeout=timeout, cwd=cwd)

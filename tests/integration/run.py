@@ -13,6 +13,8 @@ directories removed. IOSTACKBREAK_TEST_FAIL=NAME makes test NAME fail on
 purpose once its tool is attached, IOSTACKBREAK_TEST_SKIP=NAME skip before
 it starts (make selftest: under CI that skip fails the run)."""
 
+import glob
+import importlib
 import os
 import signal
 import sys
@@ -24,31 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness  # noqa: E402
 from harness import Skip  # noqa: E402
-import test_bad_input  # noqa: E402
-import test_btf  # noqa: E402
-import test_bio  # noqa: E402
-import test_blk_exact  # noqa: E402
-import test_blk_stamped  # noqa: E402
-import test_breakdown  # noqa: E402
-import test_children  # noqa: E402
-import test_events  # noqa: E402
-import test_faults  # noqa: E402
-import test_fds  # noqa: E402
-import test_flush  # noqa: E402
-import test_host  # noqa: E402
-import test_parts  # noqa: E402
-import test_session  # noqa: E402
-import test_terminal  # noqa: E402
-import test_threads  # noqa: E402
-import test_prometheus  # noqa: E402
-import test_uring  # noqa: E402
-import test_why  # noqa: E402
 
-TESTS = (test_host.TESTS + test_breakdown.TESTS + test_session.TESTS + test_children.TESTS
-         + test_prometheus.TESTS + test_parts.TESTS + test_events.TESTS + test_terminal.TESTS
-         + test_faults.TESTS + test_fds.TESTS + test_bad_input.TESTS + test_blk_exact.TESTS
-         + test_flush.TESTS + test_uring.TESTS + test_why.TESTS
-         + test_blk_stamped.TESTS + test_bio.TESTS + test_btf.TESTS + test_threads.TESTS)
+# Every test module here, by name: each registers its tests (harness.test).
+for _module in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "test_*.py"))):
+    importlib.import_module(os.path.basename(_module)[:-3])
+TESTS = harness.TESTS
 
 
 class TestTimeout(Exception):

@@ -11,14 +11,8 @@ import re
 import subprocess
 
 from harness import TOOL
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
+from harness import test
+from harness import run_process
 
 # (options the row exercises, argv, exit status, text the one line must hold)
 ROWS = [
@@ -196,7 +190,7 @@ ROWS = [
 
 def help_options():
     """Every option --help lists, short and long, and the positionals."""
-    p = subprocess.run([TOOL, "--help"], capture_output=True, text=True, timeout=10)
+    p = run_process([TOOL, "--help"], capture_output=True, text=True, timeout=10)
     assert p.returncode == 0, p.stderr
     opts = set()
     for line in p.stdout.splitlines():
@@ -218,7 +212,7 @@ def every_option_has_bad_input_rows():
 def bad_input_of_every_option_gives_one_clear_line():
     failures = []
     for names, argv, code, needle in ROWS:
-        p = subprocess.run([TOOL, *argv], capture_output=True, text=True, timeout=30)
+        p = run_process([TOOL, *argv], capture_output=True, text=True, timeout=30)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         why = []
         if p.returncode != code:

@@ -11,14 +11,8 @@ import time
 from harness import (TOOL, KEYED, FtraceInstance, HiddenCompletions, kernel_dev_t,
                      host_hides_completions, LoopDevice, Skip, Tool, cell, load_module,
                      make_tempdir, mount, on_cleanup, run)
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
+from harness import disk_stats, test
+from harness import run_process
 
 def bio_based_disk():
     """A disk with no blk-mq queue under /sys/block, zram0 first."""
@@ -68,7 +62,7 @@ class Zram:
 
 def fio_json(dev, *args, timeout=120):
     """fio's own count of its one job on dev."""
-    p = subprocess.run(["fio", "--name=bio", f"--filename={dev}", "--direct=1",
+    p = run_process(["fio", "--name=bio", f"--filename={dev}", "--direct=1",
                         "--bs=4k", "--ioengine=psync", "--output-format=json", *args],
                        capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stderr
@@ -76,13 +70,9 @@ def fio_json(dev, *args, timeout=120):
 
 
 def disk_ios(name):
-    """(reads, writes) completed, from /proc/diskstats."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == name:
-                return int(fields[3]), int(fields[7])
-    raise AssertionError(f"{name} not in /proc/diskstats")
+    """(reads, writes) completed (harness.disk_stats)."""
+    s = disk_stats(name)
+    return s.reads, s.writes
 
 
 def within(got, want, rel, what):

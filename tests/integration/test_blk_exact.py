@@ -14,27 +14,17 @@ import time
 
 from harness import (DEFAULT_BLK, KEYED, HiddenCompletions, LoopDevice, Tool, check_blk_count,
                      count, diskstats_merged, host_hides_completions)
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
+from harness import disk_stats, test
+from harness import run_process
 
 def disk_fields(name):
-    """(reads, writes, writes merged) of a disk, from /proc/diskstats."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            fields = line.split()
-            if fields[2] == name:
-                return int(fields[3]), int(fields[7]), int(fields[8])
-    raise AssertionError(f"{name} not in /proc/diskstats")
+    """(reads, writes, writes merged) of a disk (harness.disk_stats)."""
+    s = disk_stats(name)
+    return s.reads, s.writes, s.writes_merged
 
 
 def fio(dev, *args, timeout=120):
-    p = subprocess.run(["fio", f"--filename={dev}", "--direct=1", "--bs=4k",
+    p = run_process(["fio", f"--filename={dev}", "--direct=1", "--bs=4k",
                         "--output-format=json", *args],
                        capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stderr

@@ -13,27 +13,17 @@ import time
 
 from harness import (DEFAULT_BLK, KEYED, TOOL, LoopDevice, Tool, cell, check_blk_count, count,
                      environment, on_cleanup)
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
+from harness import disk_stats, test
+from harness import run_process
 
 def reads(name):
-    """(reads completed, ms spent reading) of a disk, from /proc/diskstats."""
-    with open("/proc/diskstats") as f:
-        for line in f:
-            x = line.split()
-            if x[2] == name:
-                return int(x[3]), int(x[6])
-    raise AssertionError(f"{name} not in /proc/diskstats")
+    """(reads completed, ms spent reading) of a disk (harness.disk_stats)."""
+    s = disk_stats(name)
+    return s.reads, s.ms_reading
 
 
 def fio(dev, *args):
-    p = subprocess.run(["fio", "--name=r", f"--filename={dev}", "--direct=1", "--bs=4k",
+    p = run_process(["fio", "--name=r", f"--filename={dev}", "--direct=1", "--bs=4k",
                         "--rw=randread", "--output-format=json", *args],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -41,7 +31,7 @@ def fio(dev, *args):
 
 
 def plan(*args, env=None):
-    p = subprocess.run([TOOL, "--plan", *args], capture_output=True, text=True, timeout=60,
+    p = run_process([TOOL, "--plan", *args], capture_output=True, text=True, timeout=60,
                        env=environment(env))
     assert p.returncode == 0, p.stderr
     return p.stdout + p.stderr

@@ -11,14 +11,8 @@ import time
 
 from harness import (TOOL, LoopDevice, Skip, Tool, Work, check_blk_count, count, diskstats,
                      make_cgroup, make_tempdir, mount, run)
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
+from harness import test
+from harness import Process
 
 # ---- the JSON schema of man/iostackbreak.8, checked field by field ----
 
@@ -274,7 +268,7 @@ def pid_list_and_comm_select_exactly_their_processes():
             args = ["-p", f"{wa.pid},{wb.pid}"] if mode == "pids" else ["-c", "iowork"]
             tool = Tool("-T", "syscall", "-P", "--json", *args)
             # Noise from another program, outside both filters.
-            noise = subprocess.Popen(["dd", f"if={path}", "of=/dev/null", "bs=4k",
+            noise = Process(["dd", f"if={path}", "of=/dev/null", "bs=4k",
                                       "status=none"])
             for w in (wa, wb, wc):
                 w.go()

@@ -14,16 +14,12 @@ import subprocess
 import tempfile
 
 from harness import TOOL, Tool, Work, count, make_tempdir
-
-TESTS = []
+from harness import test
+from harness import run_process
 
 SYSFS_BTF = "/sys/kernel/btf/vmlinux"
 N = 2000
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def btf_copy(tmp):
@@ -39,7 +35,7 @@ HIDDEN = ("unshare", "--mount", "--propagation", "private", "sh", "-c",
 
 
 def plan(*args, prefix=()):
-    p = subprocess.run([*prefix, TOOL, "--plan", "-T", "syscall,blk", *args],
+    p = run_process([*prefix, TOOL, "--plan", "-T", "syscall,blk", *args],
                        capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
 
@@ -115,7 +111,7 @@ def btf_file_of_no_kernel_is_refused_in_one_line():
     with open(path, "wb") as f:
         f.write(raw_btf_of_one_int())
     # bpftool reads it as BTF: the tool must refuse it for what it lacks.
-    p = subprocess.run(["bpftool", "btf", "dump", "file", path], capture_output=True, text=True)
+    p = run_process(["bpftool", "btf", "dump", "file", path], capture_output=True, text=True)
     assert p.returncode == 0 and "INT 'int'" in p.stdout, (p.stdout, p.stderr)
     rc, out, err = plan(f"--btf={path}")
     lines = err.strip().splitlines()

@@ -9,14 +9,10 @@ import tempfile
 import time
 
 from harness import IOWORK, TOOL, Skip, Tool, count, run
+from harness import test
+from harness import Process
 from test_host import strace_counts
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def static_iowork():
@@ -146,7 +142,7 @@ def p_with_children_follows_forks_after_attach_and_forgets_them():
         f = os.path.join(tmp, "f")
         with open(f, "wb") as out:
             out.write(b"x" * 4096)
-        parent = subprocess.Popen(["python3", "-c", PARENT, f], stdin=subprocess.PIPE,
+        parent = Process(["python3", "-c", PARENT, f], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         assert parent.stdout.readline().startswith("READY")
         tool = Tool("-T", "syscall", "-p", str(parent.pid), "-f", "-P", "--json")
@@ -218,7 +214,7 @@ def p_with_children_follows_existing_descendants_threads_and_events():
         f, ready = os.path.join(tmp, "f"), os.path.join(tmp, "ready")
         with open(f, "wb") as out:
             out.write(os.urandom(16 * 4096))
-        sh = subprocess.Popen(["sh", "-c", f"sh -c '{IOWORK} -w -t 4 pread 400 {f} > {ready}'; true"])
+        sh = Process(["sh", "-c", f"sh -c '{IOWORK} -w -t 4 pread 400 {f} > {ready}'; true"])
         deadline = time.monotonic() + 30
         while not (os.path.exists(ready) and open(ready).read().startswith("READY")):
             assert time.monotonic() < deadline, "iowork did not get ready"

@@ -13,14 +13,11 @@ import tempfile
 import time
 
 from harness import TOOL, LoopDevice, Tool, Work, cell, diskstats
+from harness import test
+from harness import Process
 
-TESTS = []
 SIZE = 4096
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def traced(work_args, tool_args):
@@ -315,7 +312,7 @@ def slow_reader_loses_events_and_counts_them():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         path = make_file(tmp, "many.dat", 16)
         work = Work("-x", "pread", str(n), path)
-        tool = subprocess.Popen([TOOL, "-T", "syscall", "--slower=0", "--json", "-p",
+        tool = Process([TOOL, "-T", "syscall", "--slower=0", "--json", "-p",
                                  str(work.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         err = b""
         while b"Hit Ctrl-C" not in err:

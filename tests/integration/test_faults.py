@@ -14,15 +14,11 @@ import time
 from harness import (IOWORK, KEYED, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids, count,
                      check_blk_count, diskstats, diskstats_merged, host_hides_completions,
                      make_cgroup, make_tempdir, mount, read_proc_io, remove_cgroup)
+from harness import test
+from harness import Process, run_process
 from test_breakdown import cgroup2_root, check_report, keyed
 from test_host import biolatency_total, held_prog_ids
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def wait_unloaded(ids, timeout=5):
@@ -40,7 +36,7 @@ def a_reader_that_goes_away_ends_the_run_with_status_0():
     gone (POLLERR on the pipe, or EPIPE on the next write) and exits 0,
     without waiting for another report and with nothing left loaded."""
     for args in (["--json", "1"], []):
-        tool = subprocess.Popen([TOOL, "-T", "syscall", *args], stdout=subprocess.PIPE,
+        tool = Process([TOOL, "-T", "syscall", *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
         # Wait until attached: the ready line on stderr.
         while b"Hit Ctrl-C" not in tool.stderr.readline():
@@ -123,7 +119,7 @@ def threads_that_die_mid_call_leave_no_trace():
             f.write(str(work.pid))
         tool = Tool("-T", "syscall", "-P", "--json", "--all-fds", "--cgroup", group)
         for mode, n in (("exit", 200), ("kill", 100)):
-            p = subprocess.run([sys.executable, "-c", DYING, mode, str(n)],
+            p = run_process([sys.executable, "-c", DYING, mode, str(n)],
                                capture_output=True, text=True, timeout=120,
                                preexec_fn=join_group)
             assert p.returncode == 0, p.stderr
@@ -153,7 +149,7 @@ def a_process_that_execs_keeps_counting_under_its_new_name():
                   "    os.write(fd, b'x')\n"
                   f"os.execv({static!r}, [{static!r}, '-w', '-x', '-c', 'pwrite', '400', "
                   f"{path!r}])\n")
-        proc = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
+        proc = Process([sys.executable, "-c", script], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, text=True)
         tool = Tool("-T", "syscall", "-P", "-p", str(proc.pid), "--json")
         before = read_proc_io(proc.pid)["syscw"]
@@ -297,7 +293,7 @@ def a_disk_that_goes_away_is_reported_gone():
             assert rc == 0, err
             assert f"disk {loop.name} (7:" in out and "is gone" in out, out
             # Gone before tracing began: nothing to report, one line, exit 1.
-            p = subprocess.run([TOOL, "-T", "blk", "-d", loop.name, "--duration=1"],
+            p = run_process([TOOL, "-T", "blk", "-d", loop.name, "--duration=1"],
                                capture_output=True, text=True, timeout=30)
             lines = [l for l in p.stderr.splitlines() if l.strip()]
             assert p.returncode == 1 and len(lines) == 1, (p.returncode, p.stderr)
@@ -324,13 +320,13 @@ def thirty_two_fio_jobs_counted_exactly():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)
         try:
-            bio = subprocess.Popen(["/usr/sbin/biolatency", "-d", loop.name],
+            bio = Process(["/usr/sbin/biolatency", "-d", loop.name],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             tool = Tool("-T", "blk", "-d", loop.name, "--json", "--stats", env=KEYED)
             time.sleep(3)  # biolatency prints no "attached" line to wait for
             before = diskstats(loop.name)
             merged = reads_merged(loop.name)
-            p = subprocess.run(["fio", "--name=load", f"--filename={loop.dev}", "--rw=randread",
+            p = run_process(["fio", "--name=load", f"--filename={loop.dev}", "--rw=randread",
                                 "--bs=4k", "--direct=1", "--ioengine=psync", "--numjobs=32",
                                 f"--runtime={secs}", "--time_based", "--group_reporting",
                                 "--output-format=json"],

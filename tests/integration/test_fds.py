@@ -14,19 +14,16 @@ import sys
 import tempfile
 
 from harness import TOOL, Skip, Tool, count, read_proc_io, strace_calls
+from harness import test
+from harness import Process, run_process
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fdkinds_work  # noqa: E402
 
-TESTS = []
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fdkinds_work.py")
 C = fdkinds_work.COUNTS
 OPS = ("read", "write", "open", "fsync")
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 # Kinds of the workload's descriptors -> the tool's: storage (None) or a
@@ -52,7 +49,7 @@ def expected(all_fds):
 def run_workload(tool_args):
     """The workload traced by -p; returns (JSON report, /proc/PID/io delta)."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        work = subprocess.Popen([sys.executable, WORK, tmp], stdout=subprocess.PIPE,
+        work = Process([sys.executable, WORK, tmp], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
             line = work.stdout.readline()
@@ -115,7 +112,7 @@ def all_fds_counts_every_descriptor():
 @test
 def the_text_report_says_what_was_left_out():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        work = subprocess.Popen([sys.executable, WORK, tmp], stdout=subprocess.PIPE,
+        work = Process([sys.executable, WORK, tmp], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
             pid = int(work.stdout.readline().split()[1])
@@ -156,7 +153,7 @@ def a_pipeline_into_sqlite3_counts_the_reads_of_files_strace_sees():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         want, left = strace_calls(["sh", "-c", PIPELINE], cwd=tmp)
         os.unlink(os.path.join(tmp, "db"))
-        p = subprocess.run([TOOL, "-u", "-T", "syscall,blk", "--json", "--", "sh", "-c",
+        p = run_process([TOOL, "-u", "-T", "syscall,blk", "--json", "--", "sh", "-c",
                             PIPELINE], capture_output=True, text=True, timeout=120, cwd=tmp)
     assert p.returncode == 0, p.stderr
     rep = json.loads(p.stdout.splitlines()[-1])

@@ -19,6 +19,8 @@ import time
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, check_blk_ops,
                      diskstats_writes, host_hides_completions, kernel_dev_t, mount, run,
                      unmount)
+from harness import test
+from harness import Process
 
 
 N = 120
@@ -213,7 +215,8 @@ def _pattern_test(pattern):
     return test
 
 
-TESTS = [_pattern_test(p) for p in PATTERNS]
+for _pattern in PATTERNS:
+    test(_pattern_test(_pattern))
 
 
 def strace_sync_counts(path):
@@ -248,7 +251,7 @@ def redis_fdatasyncs_have_one_flush_each():
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
-            server = subprocess.Popen(
+            server = Process(
                 ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", mnt,
                  "--appendonly", "yes", "--appendfsync", "always", "--save", "",
                  "--daemonize", "no", "--logfile", os.path.join(tmp, "redis.log")],
@@ -264,7 +267,7 @@ def redis_fdatasyncs_have_one_flush_each():
             tool = Tool("-T", "syscall,blk", "-p", str(server.pid), "-F", "--json")
             tids = os.listdir(f"/proc/{server.pid}/task")
             st_out = os.path.join(tmp, "strace.txt")
-            strace = subprocess.Popen(
+            strace = Process(
                 ["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", st_out,
                  *[a for t in tids for a in ("-p", t)]],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -315,4 +318,4 @@ def redis_fdatasyncs_have_one_flush_each():
         assert (syncs - pre) + (syncs - own.get("flush", 0)) <= missed, (pre, own, missed)
 
 
-TESTS.append(redis_fdatasyncs_have_one_flush_each)
+test(redis_fdatasyncs_have_one_flush_each)

@@ -15,13 +15,9 @@ import time
 from harness import (IOWORK, KINDS, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids, cell,
                      check_blk_count,
                      count, diskstats, run, strace_calls)
+from harness import test
+from harness import Process, run_process
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 # The workload reports with one write(2) after its measured phase: the
@@ -187,7 +183,7 @@ def blk_agrees_with_biolatency():
             for ours, theirs in ((["-d", loop.name], ["-d", loop.name]),
                                  (["-d", loop.name, "-Q"], ["-d", loop.name, "-Q"])):
                 work = Work("-D", "pread", "400", loop.dev)
-                bio = subprocess.Popen(["/usr/sbin/biolatency", *theirs],
+                bio = Process(["/usr/sbin/biolatency", *theirs],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        text=True)
                 tool = Tool("-T", "blk", "--json", *ours)
@@ -227,9 +223,9 @@ def plan_loads_nothing_and_check_loads():
     env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
     for mode in ([], ["--check"]):
         with tempfile.NamedTemporaryFile("r", suffix=".strace") as st:
-            p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=bpf,mount", "-o", st.name,
-                                TOOL, "--plan", *mode, *args], capture_output=True, text=True,
-                               timeout=120, env=env)
+            p = run_process(["strace", "-f", "-qq", "-e", "trace=bpf,mount", "-o", st.name,
+                             TOOL, "--plan", *mode, *args], capture_output=True, text=True,
+                            timeout=120, env=env)
             assert p.returncode == 0, p.stderr
             text = st.read()
         calls[tuple(mode)] = (re.findall(r"bpf\((BPF_[A-Z_]+)", text),

@@ -12,14 +12,10 @@ import time
 
 from harness import (TOOL, LoopDevice, Skip, Tool, Work, cell, check_blk_count, diskstats,
                      diskstats_writes, on_cleanup)
+from harness import test
+from harness import Process, run_process
 from test_breakdown import check_report
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def calls(rep, op):
@@ -112,7 +108,7 @@ def direct_reads_wait_for_the_device():
 def a_cpu_hog_on_the_same_cpu_shows_as_runqueue():
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         path = os.path.join(tmp, "data")
-        hog = subprocess.Popen(["taskset", "-c", "1", "sh", "-c", "while :; do :; done"])
+        hog = Process(["taskset", "-c", "1", "sh", "-c", "while :; do :; done"])
         time.sleep(0.5)  # the hog settles on its CPU first
         try:
             # 64 MiB reads from the cache, about 10 ms each: many ticks per
@@ -140,7 +136,7 @@ def a_read_that_waits_on_a_pipe_is_blocked():
     cmd = "for i in $(seq 20); do sleep 0.02; printf x; done | head -c 20 >/dev/null"
     reps = {}
     for args in (["--all-fds"], []):
-        p = subprocess.run([TOOL, "-T", "syscall", "--json", *args, "--", "sh", "-c", cmd],
+        p = run_process([TOOL, "-T", "syscall", "--json", *args, "--", "sh", "-c", cmd],
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         reps[bool(args)] = rep = json.loads(p.stdout.splitlines()[-1])
@@ -281,7 +277,7 @@ def io_wait_agrees_with_the_kernels_sched_trace():
     run one after the other; ftrace's text timestamps are whole us)."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
         loop = LoopDevice(tmp)
-        reader = subprocess.Popen(["python3", "-c", DIRECT_READER, loop.dev, "3000"],
+        reader = Process(["python3", "-c", DIRECT_READER, loop.dev, "3000"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert reader.stdout.readline().startswith("READY")
         tool = Tool("-T", "syscall", "-p", str(reader.pid), "--json", "--slower=0")

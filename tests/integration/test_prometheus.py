@@ -24,18 +24,14 @@ import urllib.request
 
 from harness import (LoopDevice, Skip, Tool, Work, cell, check_blk_count, count, make_cgroup,
                      remove_cgroup)
+from harness import test
+from harness import Process, run_process
 from test_host import one_line_error
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 LATENCY = "iostackbreak_latency_seconds"
-# The fixed le bounds: 2^8 .. 2^36 ns (src/out/prom.h), then +Inf.
+# The fixed le bounds: 2^8 .. 2^36 ns (src/sinks/prom.h), then +Inf.
 LE_NS = [1 << k for k in range(8, 37)]
 
 
@@ -155,7 +151,7 @@ class Prometheus:
                     "scrape_configs:\n  - job_name: iostackbreak\n    static_configs:\n"
                     f"      - targets: ['127.0.0.1:{target_port}']\n")
         self.log = open(os.path.join(tmp, "prometheus.log"), "w+")
-        self.proc = subprocess.Popen(
+        self.proc = Process(
             ["prometheus", f"--config.file={config}",
              f"--storage.tsdb.path={os.path.join(tmp, 'tsdb')}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
@@ -322,7 +318,7 @@ def promtool_finds_no_problems_in_a_full_exposition():
         status, ctype, text = http_get(url + "/metrics")
         assert status == 200, status
         assert ctype == "text/plain; version=0.0.4; charset=utf-8", ctype
-        p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+        p = run_process([promtool, "check", "metrics"], input=text, capture_output=True,
                            text=True)
         assert p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(), \
             f"promtool: {p.stdout} {p.stderr}"
@@ -390,7 +386,7 @@ def textfile_is_replaced_whole_every_interval():
             raise Skip("promtool missing: the file's exposition was not checked by it "
                        "(scripts/install-deps.sh installs it)")
         with open(prom) as f:
-            p = subprocess.run([promtool, "check", "metrics"], stdin=f,
+            p = run_process([promtool, "check", "metrics"], stdin=f,
                                capture_output=True, text=True)
         assert p.returncode == 0, p.stdout + p.stderr
 
@@ -550,7 +546,7 @@ def promtool_check(text):
     promtool = shutil.which("promtool")
     if not promtool:
         raise Skip("promtool is not installed (scripts/install-test-deps.sh installs it)")
-    p = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+    p = run_process([promtool, "check", "metrics"], input=text, capture_output=True,
                        text=True)
     assert p.returncode == 0 and not (p.stdout + p.stderr).strip(), \
         f"promtool: {p.stdout} {p.stderr}"

@@ -9,13 +9,9 @@ import tempfile
 import time
 
 from harness import TOOL, Tool, Work, bpf_prog_ids, count, run
+from harness import test
+from harness import Process
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 # Names of the tool's programs as the kernel keeps them (15 characters).
@@ -86,7 +82,7 @@ def a_stop_signal_during_start_up_is_honoured():
     for i in range(70):
         sig = signal.SIGINT if i < 50 or i % 2 == 0 else signal.SIGTERM
         t0 = time.monotonic()
-        p = subprocess.Popen([TOOL, "-T", "syscall,blk"], stdout=subprocess.PIPE,
+        p = Process([TOOL, "-T", "syscall,blk"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         wait_signals_blocked(p.pid)
         if i < 50:

@@ -8,14 +8,10 @@ import re
 import tempfile
 
 from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, make_cgroup, run
+from harness import test
+from harness import Process
 from test_breakdown import cgroup2_root
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"))
@@ -363,7 +359,7 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             deadline = time.monotonic() + 30
             while "iostackbreak --live" not in pane(session) and time.monotonic() < deadline:
                 time.sleep(0.2)
-            reader = subprocess.Popen(["python3", "-c", READER, data, "30"])
+            reader = Process(["python3", "-c", READER, data, "30"])
             # Within 2 s of starting, the process is on the screen.
             first = second = None
             deadline = time.monotonic() + 4

@@ -13,16 +13,13 @@ import sys
 import tempfile
 
 from harness import Tool, count, run
+from harness import test
+from harness import Process
 from test_breakdown import check_report
 from test_children import tool_map_ids
 
-TESTS = []
 WORK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "threads_work.py")
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def fast_slot_owners(tool_pid):
@@ -45,7 +42,7 @@ def traced_threads(slots, churn):
     """Runs threads_work.py under -T syscall -p with IOSB_FAST_SLOTS=slots;
     returns (report, the workload's preads, the owners seen at each step)."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        work = subprocess.Popen([sys.executable, WORK, os.path.join(tmp, "data"), str(churn)],
+        work = Process([sys.executable, WORK, os.path.join(tmp, "data"), str(churn)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         tool = None
         try:

@@ -13,14 +13,11 @@ from harness import (ROOT, TOOL, FtraceInstance, LoopDevice, Skip, Tool, cell, c
                      count, diskstats,
                      diskstats_merged,
                      make_cgroup, make_tempdir, on_cleanup, run)
+from harness import test
+from harness import Process, run_process
 
-TESTS = []
 URINGWORK = os.path.join(ROOT, "build", "uringwork")
 
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def uringwork_under_tool(tmp, tool_args, work_args, prefix=()):
@@ -80,7 +77,7 @@ def uringwork(path, *args, prefix=()):
     it): its own counts and its pid (the tool's -P key)."""
     if not os.path.exists(path):
         open(path, "wb").close()
-    p = subprocess.Popen([*prefix, URINGWORK, *args, path], stdout=subprocess.PIPE,
+    p = Process([*prefix, URINGWORK, *args, path], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
@@ -307,7 +304,7 @@ def fio(dev, *args, rt=True, timeout=180):
     here (load 4 on 2 CPUs) while the kernel's figures did not; it sleeps
     in io_uring_enter between completions, so it starves no one (but a
     SQPOLL ring's kernel thread, of normal priority: rt=False there)."""
-    p = subprocess.run([*(["chrt", "-f", "5"] if rt else []), "fio", "--name=uring", f"--filename={dev}", "--ioengine=io_uring",
+    p = run_process([*(["chrt", "-f", "5"] if rt else []), "fio", "--name=uring", f"--filename={dev}", "--ioengine=io_uring",
                         "--direct=1", "--bs=4k", "--size=64M", "--lat_percentiles=1",
                         "--output-format=json", *args],
                        capture_output=True, text=True, timeout=timeout)
@@ -596,7 +593,7 @@ def uringlayer_sqpoll_filters_follow_the_rings_owner():
     path = os.path.join(tmp, "uw.dat")
     for flt, want_all in ((["-c", "uringwork"], True), (["-c", "uringworkX"], False),
                           (["-t", None], True), (["-t", "1"], False)):
-        sh = subprocess.Popen(["sh", "-c", 'read x; exec "$0" "$@"', URINGWORK, *WORK, "-S",
+        sh = Process(["sh", "-c", 'read x; exec "$0" "$@"', URINGWORK, *WORK, "-S",
                                path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         args = [flt[0], flt[1] or str(sh.pid)]
         tool = Tool("-T", "io_uring", "--json", *args)

@@ -21,17 +21,13 @@ import time
 from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
                      evict_pages, fincore_pages, kernel_dev_t, mount, run,
                      unmount)
+from harness import test
+from harness import Process
 from test_breakdown import check_report
 from test_events import check_nesting, slices
 from test_parts import calls as calls_of
 from test_prometheus import free_port, http_get, parse_exposition
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 def calls(rep, op):
@@ -523,7 +519,7 @@ def read_under_tool(path, mode, tool_args=("--json",), collect=lambda t: t.stop_
     """Reads path 4 KiB at a time under -p, --file and tool_args; (what
     collect(tool) gives, by default the report; reads; reads whose own page
     mincore found not cached just before)."""
-    proc = subprocess.Popen([sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
+    proc = Process([sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline() == "READY\n"
@@ -661,7 +657,7 @@ def two_processes_cold_reading_each_count_their_own_pages():
         try:
             for mode, path in paths.items():
                 assert fincore_pages(path) == 0, f"{mode}: cached after the eviction"
-                procs[mode] = subprocess.Popen(
+                procs[mode] = Process(
                     [sys.executable, "-c", READER, path, mode], stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, text=True)
                 assert procs[mode].stdout.readline() == "READY\n"

@@ -5,6 +5,7 @@
  * that a key can redraw it at once, grouped or sorted another way, without
  * waiting for the next report.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -308,7 +309,31 @@ __attribute__((format(printf, 2, 3))) static void line(struct screen *s, const c
 	s->lines++;
 }
 
-/* The letter of a part in the bar: a layer's initial for its time on CPU. */
+/*
+ * A layer's letter in the bar: the first letter of its name, in capitals,
+ * that no layer before it in cells.def took (f2fs F, and a fuse layer would
+ * be U): the legend follows the table, and no two layers share a letter.
+ */
+static char layer_letter(unsigned int layer)
+{
+	static char letters[NR_CALL_LAYERS];
+
+	if (!letters[0]) {
+		for (unsigned int l = 0; l < NR_CALL_LAYERS; l++) {
+			for (const char *c = layer_name(l); *c && !letters[l]; c++) {
+				char up = (char)toupper((unsigned char)*c);
+
+				if (isalpha((unsigned char)*c) && !memchr(letters, up, l))
+					letters[l] = up;
+			}
+			if (!letters[l])
+				letters[l] = '?';
+		}
+	}
+	return letters[layer];
+}
+
+/* The letter of a part in the bar: the layer's for its time on CPU. */
 static char part_letter(unsigned int part)
 {
 	switch (part) {
@@ -323,7 +348,7 @@ static char part_letter(unsigned int part)
 	case PART_JOURNAL:
 		return 'j';
 	default:
-		return (char)(layer_name(part)[0] - 'a' + 'A');
+		return part < NR_CALL_LAYERS ? layer_letter(part) : '?';
 	}
 }
 

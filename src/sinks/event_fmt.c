@@ -120,39 +120,11 @@ void event_text_header(FILE *out, const struct event_ctx *c)
 		"OP", lat, "BYTES", "OFFSET", "FILE");
 }
 
-int event_text_line(FILE *out, const struct event_ctx *c, const struct call_event *e, size_t size)
+/* The tail of a call's text line: its parts, its block I/O by request and
+ * by level, its journal commit, pages, and the lock it waited longest for. */
+static void event_text_details(FILE *out, const struct event_ctx *c, const struct call_event *e,
+			       uint64_t lat)
 {
-	/* Room for every byte of a name shown as \xNN. */
-	char when[32], comm[4 * COMM_LEN + 1], file[4 * (PATH_DEPTH * FILE_NAME_LEN + 8)];
-	char bytes[24] = "-", offset[24] = "-";
-	uint64_t lat = event_latency(e), wall = e->end_ns + (uint64_t)c->mono_to_real_ns;
-	time_t secs = (time_t)(wall / 1000000000);
-	const char *note;
-	struct tm tm;
-
-	localtime_r(&secs, &tm);
-	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%06" PRIu64,
-		 (wall % 1000000000) / 1000);
-	copy_name(comm, sizeof(comm), e->comm, sizeof(e->comm));
-	if (e->bytes != NO_POS)
-		snprintf(bytes, sizeof(bytes), "%" PRIu64, (uint64_t)e->bytes);
-	if (e->pos != NO_POS)
-		snprintf(offset, sizeof(offset), "%" PRIu64, (uint64_t)e->pos);
-	note = event_file_label(e, size, file, sizeof(file));
-	/* A process or file name may hold a newline or an escape sequence:
-	 * the line stays one printable line. */
-	printable_line(comm, sizeof(comm));
-	printable_line(file, sizeof(file));
-	fprintf(out, "%-15s %-16s %7u %7u %-5s %14.3f %10s %12s  %s", when, comm, e->pid, e->tid,
-		op_name(e->layer, e->op), ns_to_unit(lat, c->unit), bytes, offset,
-		file[0] ? file : "-");
-	if (note)
-		fprintf(out, " (%s)", note);
-	if ((int64_t)e->ret < 0)
-		fprintf(out, " ret %" PRId64, (int64_t)e->ret);
-	if (e->layer == LAYER_IO_URING)
-		fprintf(out, " io_uring opcode %u", e->opcode);
 	if (event_parts(c, e) && lat) {
 		const char *sep = "";
 
@@ -214,6 +186,42 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out, " lock %.3f %s on %s", ns_to_unit(e->lock_max_ns, c->unit),
 			unit_name(c->unit), lock);
 	}
+}
+
+int event_text_line(FILE *out, const struct event_ctx *c, const struct call_event *e, size_t size)
+{
+	/* Room for every byte of a name shown as \xNN. */
+	char when[32], comm[4 * COMM_LEN + 1], file[4 * (PATH_DEPTH * FILE_NAME_LEN + 8)];
+	char bytes[24] = "-", offset[24] = "-";
+	uint64_t lat = event_latency(e), wall = e->end_ns + (uint64_t)c->mono_to_real_ns;
+	time_t secs = (time_t)(wall / 1000000000);
+	const char *note;
+	struct tm tm;
+
+	localtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%06" PRIu64,
+		 (wall % 1000000000) / 1000);
+	copy_name(comm, sizeof(comm), e->comm, sizeof(e->comm));
+	if (e->bytes != NO_POS)
+		snprintf(bytes, sizeof(bytes), "%" PRIu64, (uint64_t)e->bytes);
+	if (e->pos != NO_POS)
+		snprintf(offset, sizeof(offset), "%" PRIu64, (uint64_t)e->pos);
+	note = event_file_label(e, size, file, sizeof(file));
+	/* A process or file name may hold a newline or an escape sequence:
+	 * the line stays one printable line. */
+	printable_line(comm, sizeof(comm));
+	printable_line(file, sizeof(file));
+	fprintf(out, "%-15s %-16s %7u %7u %-5s %14.3f %10s %12s  %s", when, comm, e->pid, e->tid,
+		op_name(e->layer, e->op), ns_to_unit(lat, c->unit), bytes, offset,
+		file[0] ? file : "-");
+	if (note)
+		fprintf(out, " (%s)", note);
+	if ((int64_t)e->ret < 0)
+		fprintf(out, " ret %" PRId64, (int64_t)e->ret);
+	if (e->layer == LAYER_IO_URING)
+		fprintf(out, " io_uring opcode %u", e->opcode);
+	event_text_details(out, c, e, lat);
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
 }
