@@ -56,14 +56,16 @@ def timeout_s():
 
 def clean_up(name):
     """The test's cleanups, with Ctrl-C and SIGTERM held off until they
-    are done (a second Ctrl-C must not leave half of them)."""
+    are done (a second Ctrl-C must not leave half of them): blocked, not
+    ignored, so one that comes meanwhile ends the run right after them
+    (ignored, a SIGTERM then was lost and the run went on)."""
     signal.alarm(0)
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
+    held = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         return harness.run_cleanups()
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
 
 
 def run_one(fn):
