@@ -519,20 +519,26 @@ def check_blk_count(rep, got, truth, what):
 
 
 def check_blk_ops(rep, got, truth, what):
-    """check_blk_count for several ops at once: got and truth map op ->
-    count. A missed completion is of some op the report cannot name, so
-    each op's count is at most its truth and the shortfalls add up to
-    request_completion_missed exactly."""
+    """check_blk_count for several ops on a file system's disk: got and
+    truth map op -> count. Each op's count is at most its truth, and the
+    shortfalls are completions missed: with none missed, every count is
+    exact. The tool's missed count covers its whole run, the truth the
+    test's diskstats window; on a file system a request can come outside
+    that window (the file system's own writes after the workload), and if
+    its completion is hidden the missed count is larger than the window's
+    shortfall (measured: o_dsync, 251 writes and 120 flushes counted =
+    diskstats, missed 1). Hence short <= missed, and missed only where the
+    kernel hides completions (host_hides_completions)."""
     missed = rep["dropped_by_reason"]["request_completion_missed"]
     short = {op: n - got.get(op, 0) for op, n in truth.items()}
     extra = {op: n for op, n in got.items() if n and op not in truth}
     assert not extra and min(short.values(), default=0) >= 0 and \
-        sum(short.values()) == missed, f"{what}: counted {got} + missed {missed} != {truth}"
+        sum(short.values()) <= missed, f"{what}: counted {got} + missed {missed} != {truth}"
     if missed:
         assert host_hides_completions(), \
             f"{what}: {missed} completions missed on a kernel that runs BPF for every one"
         print(f"    hidden from BPF by this host's kernel: {what}: {missed} completions "
-              "counted apart", flush=True)
+              f"counted apart, {sum(short.values())} of them in the window", flush=True)
 
 
 def cell(report, layer, op):
