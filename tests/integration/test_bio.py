@@ -287,8 +287,13 @@ def bio_on_btrfs_dup_metadata_ends_every_bio():
     # (harness.host_hides_completions) loses its bios' ends, and a struct so
     # left open is found again when reused.
     assert drops["bio_map_full"] == 0, drops
-    # The missed count against ftrace's completions on top of PID 1.
-    assert missed == hidden, (missed, hidden)
+    # The missed count against ftrace's completions on top of PID 1 over
+    # the tool's whole run: each miss is one of those, but a hidden
+    # completion of a request that started before the tool attached is
+    # not the tool's to count (measured: 1 missed, 2 hidden), so it is a
+    # bound; and none is missed on a kernel that hides none.
+    assert missed <= hidden, (missed, hidden)
+    assert missed == 0 or host_hides_completions(), missed
     assert drops["bio_completion_missed"] <= missed, drops
     assert bios <= queued, (bios, queued)
     if bios != queued:
