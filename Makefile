@@ -80,7 +80,7 @@ CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c versi
 BPF_SRCS := src/plan/probe.c \
 	$(addprefix src/kernel/,progtab.c knobs.c attach.c blk_leftovers.c collect.c stats.c \
 		events.c) \
-	src/sinks/metrics.c src/session.c src/main.c
+	src/report/take.c src/sinks/metrics.c src/session.c src/main.c
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 BPF_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(BPF_SRCS)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

@@ -454,10 +454,11 @@ static int json_end(struct sink *s, const struct report *r)
 	return ret;
 }
 
-static void json_close(struct sink *s)
+static int json_close(struct sink *s)
 {
 	free(s->state);
 	s->state = NULL;
+	return 0;
 }
 
 static const struct sink_ops json_ops = {
@@ -471,7 +472,7 @@ static const struct sink_ops json_ops = {
 
 int sink_json_open(struct sink *s, FILE *out)
 {
-	*s = (struct sink){ .ops = &json_ops, .out = out };
+	*s = (struct sink){ .ops = &json_ops, .what = "the report", .out = out };
 	s->state = calloc(1, sizeof(struct json_state));
 	return s->state ? 0 : -1;
 }

@@ -895,6 +895,6 @@ static const struct sink_ops text_ops = {
 
 int sink_text_open(struct sink *s, FILE *out, enum unit unit)
 {
-	*s = (struct sink){ .ops = &text_ops, .out = out, .unit = unit };
+	*s = (struct sink){ .ops = &text_ops, .what = "the report", .out = out, .unit = unit };
 	return 0;
 }
