@@ -260,13 +260,10 @@ vm-why: all
 
 # io_uring where fentry attaches (io-wq-queued; block requests per request
 # without block_io_start) and where a device polls (IOPOLL on null_blk's
-# poll queues): one short guest on each of the two kernels.
+# poll queues): one short guest on each of the two kernels (tests/vm/uring.sh).
 .PHONY: vm-uring
 vm-uring: all
-	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k IOSB_VM_MODULES=null_blk \
-		tools/vm/run.sh --timeout 900 --file $(OUTPUT)/iostackbreak \
-		--file $(OUTPUT)/uringwork --file $(OUTPUT)/liburingwork \
-		--file "$$(command -v jq)" tests/vm/guest_uring.sh || exit 1; done'
+	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/uring.sh || exit 1; done'
 
 # Start-up on kernels without what the tool needs (no JIT, lockdown, no
 # BTF): one short guest each (tests/vm/startup.sh, about a minute each).

@@ -17,7 +17,6 @@ set -uo pipefail
 
 SECS=${1:-2}
 . guest_lib.sh
-reads_of() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
 
 for way in default keyed; do
 	env=()
@@ -47,12 +46,12 @@ for way in default keyed; do
 				fail "$name" "the tool did not attach: $(tail -n 3 /tmp/blk.err)"
 				continue
 			fi
-			before=$(reads_of vdd)
+			before=$(disk_reads vdd)
 			fio --name=r --filename=/dev/vdd --direct=1 --bs=4k --rw=randread "${args[@]}" \
 				--runtime="$SECS" --time_based --output-format=json >/tmp/fio.json 2>/tmp/fio.err
 			frc=$?
 			sleep 0.2
-			after=$(reads_of vdd)
+			after=$(disk_reads vdd)
 			kill -INT "$tool"
 			wait "$tool"
 			trc=$?
@@ -76,5 +75,5 @@ for way in default keyed; do
 		done
 	done
 done
-echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped"
+guest_result
 ((nfail == 0))

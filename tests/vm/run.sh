@@ -69,7 +69,8 @@ modules=null_blk # a device with a known delay (delayed_device_run)
 # A disk that fails commands on demand (requeue_run); Debian's arm64 cloud
 # kernel has no scsi_debug.
 if [[ $build == build ]]; then modules+=" sd_mod scsi_debug"; fi
-files=(--file "$root/$build/iostackbreak" --file "$root/$build/iowork" --file "$root/$build/compat32"
+files=(--file "$root/tests/vm/guest_lib.sh" --file "$root/$build/iostackbreak" --file "$root/$build/iowork"
+	--file "$root/$build/compat32"
 	--file "$jq" --file "$mkfs_ext4")
 if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
 	mkfs_f2fs=$(command -v mkfs.f2fs) ||
