@@ -463,9 +463,16 @@ static unsigned int fs_mounted(void)
 		/* "DEVICE DIR TYPE OPTIONS 0 0" */
 		if (sscanf(line, "%*s %*s %63s", type) != 1)
 			continue;
-		for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
-			if (layer_is_fs(layer) && !strcmp(type, layer_name(layer)))
+		for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+			const char *name = layer_name(layer);
+			size_t n = strlen(name);
+
+			/* TYPE, or TYPE.SUBTYPE as FUSE names its mounts
+			 * (fuse.sshfs: the fuse layer). */
+			if (layer_is_fs(layer) && !strncmp(type, name, n) &&
+			    (type[n] == '\0' || type[n] == '.'))
 				mounted |= 1U << layer;
+		}
 	}
 	fclose(f);
 	return mounted;

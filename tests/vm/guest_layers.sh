@@ -13,8 +13,9 @@
 #   2. One iowork process (-w -c -W, SIZE 4 KiB) holding these phases, all
 #      run after one start signal:
 #        for FS in the tool's file-system layers that are mounted here
-#        (ext4, xfs, btrfs, and f2fs when the kernel has it: see f2fs_mount
-#        and fs_layers), on /mnt/FS/layers.dat:
+#        (ext4, xfs, btrfs, fuse over ext4 by bindfs, and f2fs when the
+#        kernel has it: see f2fs_mount, fuse_mount and fs_layers), on
+#        /mnt/FS/layers.dat:
 #          pread N, pwrite N, open N, fsync NF (-W: pwrite+fsync pairs)
 #        pread/D N on /dev/vdd (O_DIRECT, the raw disk)
 #      traced by `iostackbreak --attach=METHOD -p PID --json` (all layers;
@@ -84,6 +85,20 @@ f2fs_mount() {
 }
 f2fs_mount
 
+# fuse_mount: bindfs (Debian's FUSE file system that mirrors a directory;
+# tests/vm/run.sh copies it in) mirrors /mnt/ext4/fuse at /mnt/fuse. Its
+# daemon's own calls on ext4 are another process's: -p leaves them out.
+fuse_mount() {
+	mkdir -p /mnt/ext4/fuse /mnt/fuse
+	if bindfs /mnt/ext4/fuse /mnt/fuse 2>/tmp/bindfs.err; then
+		pass "fuse mounted (bindfs)"
+	else
+		fail "fuse mount" "bindfs /mnt/ext4/fuse /mnt/fuse failed"
+		dump "bindfs" /tmp/bindfs.err
+	fi
+}
+fuse_mount
+
 # fs_layers: FSES, the tool's layers (its --help, which lists bpf/cells.def's)
 # that are a file system mounted at /mnt/LAYER in this guest: a file system
 # added to the table is tested here once the guest mounts one (tools/vm/run.sh).
@@ -91,11 +106,13 @@ fs_layers() {
 	local l list
 	list=$(iostackbreak --help | sed -n 's/^Layers: \(.*\) (also "all")\..*/\1/p' | tr -d ,)
 	for l in $list; do
-		grep -q "^[^ ]* /mnt/$l $l " /proc/mounts && FSES+=("$l")
+		# TYPE, or TYPE.SUBTYPE as FUSE names its mounts (fuse.bindfs)
+		grep -Eq "^[^ ]* /mnt/$l $l[. ]" /proc/mounts && FSES+=("$l")
 	done
-	# ext4, xfs and btrfs are always mounted (tools/vm/run.sh).
-	[[ " ${FSES[*]} " == *" ext4 xfs btrfs "* ]] && pass "file-system layers mounted: ${FSES[*]}" ||
-		fail "file-system layers" "the tool's layers mounted here: '${FSES[*]}', want ext4 xfs btrfs at least (layers: $list)"
+	# ext4, xfs and btrfs are always mounted (tools/vm/run.sh), fuse above.
+	[[ " ${FSES[*]} " == *" ext4 xfs btrfs "* && " ${FSES[*]} " == *" fuse "* ]] &&
+		pass "file-system layers mounted: ${FSES[*]}" ||
+		fail "file-system layers" "the tool's layers mounted here: '${FSES[*]}', want ext4 xfs btrfs fuse at least (layers: $list)"
 }
 fs_layers
 

@@ -47,10 +47,12 @@ done
 if [[ $build == build-arm64 ]]; then
 	jq=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/usr/bin/jq
 	mkfs_ext4=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/sbin/mkfs.ext4
+	bindfs=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/usr/bin/bindfs
 	IOSB_VM_FLAVOUR=cloud-arm64 "$root/tools/vm/fetch-kernel.sh" || exit 2
 else
 	jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-test-deps.sh (or apt-get install jq)" >&2; exit 2; }
 	mkfs_ext4=$(command -v mkfs.ext4) || { echo "$prog: mkfs.ext4 not found on the host: apt-get install e2fsprogs" >&2; exit 2; }
+	bindfs=$(command -v bindfs) || { echo "$prog: bindfs not found on the host: run scripts/install-test-deps.sh (or apt-get install bindfs)" >&2; exit 2; }
 fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
@@ -65,13 +67,13 @@ fi
 trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
-modules=null_blk # a device with a known delay (delayed_device_run)
+modules="null_blk fuse" # a device with a known delay (delayed_device_run); bindfs
 # A disk that fails commands on demand (requeue_run); Debian's arm64 cloud
 # kernel has no scsi_debug.
 if [[ $build == build ]]; then modules+=" sd_mod scsi_debug"; fi
 files=(--file "$root/tests/vm/guest_lib.sh" --file "$root/$build/iostackbreak" --file "$root/$build/iowork"
 	--file "$root/$build/compat32"
-	--file "$jq" --file "$mkfs_ext4")
+	--file "$jq" --file "$mkfs_ext4" --file "$bindfs")
 if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
 	mkfs_f2fs=$(command -v mkfs.f2fs) ||
 		{ echo "$prog: mkfs.f2fs not found on the host: apt-get install f2fs-tools" >&2; exit 2; }
