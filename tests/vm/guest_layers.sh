@@ -104,7 +104,8 @@ fuse_mount
 # added to the table is tested here once the guest mounts one (tools/vm/run.sh).
 fs_layers() {
 	local l list
-	list=$(iostackbreak --help | sed -n 's/^Layers: \(.*\) (also "all")\..*/\1/p' | tr -d ,)
+	# The help wraps its lines: one line first.
+	list=$(iostackbreak --help | tr '\n' ' ' | sed -n 's/.*Layers: \([^(]*\) (also .*/\1/p' | tr -d ,)
 	for l in $list; do
 		# TYPE, or TYPE.SUBTYPE as FUSE names its mounts (fuse.bindfs)
 		grep -Eq "^[^ ]* /mnt/$l $l[. ]" /proc/mounts && FSES+=("$l")
