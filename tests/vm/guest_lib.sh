@@ -63,6 +63,8 @@ dump() { # LABEL FILE: the end of FILE, indented
 	sed 's/^/    /' "$2" 2>/dev/null | tail -n 40
 }
 
-# disk_reads DISK, disk_writes DISK: completed reads, writes (/proc/diskstats).
+# disk_reads DISK, disk_writes DISK: completed reads, writes (/proc/diskstats);
+# disk_reads_merged DISK: reads merged into another's request.
 disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
+disk_reads_merged() { awk -v d="$1" '$3 == d { print $5 }' /proc/diskstats; }
 disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
