@@ -73,7 +73,7 @@ vpath %.c $(SRC_DIRS)
 CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
 	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
-	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c \
+	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
 		bio_stack.c cgname.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c)

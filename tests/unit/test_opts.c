@@ -538,7 +538,7 @@ Test(opts, help_text, .init = cr_redirect_stdout)
 	text[n] = '\0';
 	cr_assert_not_null(strstr(text, "--type"), "help lacks --type:\n%s", text);
 	cr_assert_not_null(strstr(text, "--attach"), "help lacks --attach:\n%s", text);
-	cr_assert_not_null(strstr(text, "syscall, vfs, ext4, xfs, btrfs, f2fs, io_uring, bio, blk"),
+	cr_assert_not_null(strstr(text, "syscall, vfs, ext4, xfs, btrfs, f2fs, io_uring, aio, bio, blk"),
 			   "help lacks the layer list:\n%s", text);
 }
 
