@@ -88,14 +88,13 @@ static __always_inline __u8 aio_op(__u16 cmd)
 	return AOP_OTHER;
 }
 
-/* The command of the user's iocb, or NR_AIO_OPS if it cannot be read. */
-static __always_inline __u8 aio_user_op(struct iocb *uiocb)
+/* The op of the user's iocb, its command in v->cmd; NR_AIO_OPS if it
+ * cannot be read. */
+static __always_inline __u8 aio_user_op(struct iocb *uiocb, struct aio_start *v)
 {
-	__u16 cmd;
-
-	if (bpf_probe_read_user(&cmd, sizeof(cmd), &uiocb->aio_lio_opcode))
+	if (bpf_probe_read_user(&v->cmd, sizeof(v->cmd), &uiocb->aio_lio_opcode))
 		return NR_AIO_OPS;
-	return aio_op(cmd);
+	return aio_op(v->cmd);
 }
 
 static __always_inline bool aio_key_eq(const struct aio_key *a, const struct aio_key *b)
@@ -151,8 +150,13 @@ static __always_inline void aio_blk_done(const struct rq_start *v, __u64 delta)
 	struct aio_key key = { .ctx = v->aio_ctx, .obj = v->aio_obj };
 	struct aio_start *a = bpf_map_lookup_elem(&aio_starts, &key);
 
-	if (a && a->start_ns == v->aio_ns)
-		a->blk_ns += delta;
+	if (!a || a->start_ns != v->aio_ns)
+		return;
+	a->blk_ns += delta;
+	if (delta > a->blk_max_ns) {
+		a->blk_max_ns = delta;
+		a->blk_max_dev = v->dev;
+	}
 }
 
 /*
@@ -271,8 +275,19 @@ static __always_inline int aio_submit_enter(struct kioctx *ctx, struct iocb *uio
 			count_drop(DROP_AIO_COMPLETION_MISSED);
 		return 0;
 	}
-	v.op = aio_user_op(uiocb);
+	v.op = aio_user_op(uiocb, &v);
 	v.file_ok = 1;
+	v.pos = NO_POS;
+	v.bytes = NO_POS;
+	/* Events: the range of a read or write, as the user asked for it. */
+	if (events_on && (v.op == AOP_READ || v.op == AOP_WRITE)) {
+		struct iocb u;
+
+		if (!bpf_probe_read_user(&u, sizeof(u), uiocb)) {
+			v.pos = (__u64)u.aio_offset;
+			v.bytes = u.aio_nbytes;
+		}
+	}
 	/* --file: the descriptor io_submit_one() is about to look up. */
 	if (nr_files) {
 		struct file *f;
@@ -284,7 +299,7 @@ static __always_inline int aio_submit_enter(struct kioctx *ctx, struct iocb *uio
 	}
 	v.tgid = id >> 32;
 	v.tid = tid;
-	if (per_process)
+	if (per_process || events_on)
 		bpf_get_current_comm(v.comm, sizeof(v.comm));
 	if (per_cgroup) {
 		v.cgid = bpf_get_current_cgroup_id();
@@ -324,7 +339,7 @@ static __always_inline int aio_submit_exit(struct iocb *uiocb, long ret)
 	/* Not read at the start (its page was out): the kernel has copied
 	 * the iocb and written its aio_key since, so it is in. */
 	if (v->op >= NR_AIO_OPS && uiocb)
-		v->op = aio_user_op(uiocb);
+		v->op = aio_user_op(uiocb, v);
 	if (v->end_ns) {
 		/* Its event was posted inside: inline. */
 		if (v->file_ok)
@@ -336,6 +351,40 @@ static __always_inline int aio_submit_exit(struct iocb *uiocb, long ret)
 	/* Recorded, or refused (no event will be posted for it). */
 	bpf_map_delete_elem(&aio_starts, &key);
 	return 0;
+}
+
+/*
+ * --slower, --trace: a request ended (its event posted, inline or not), as
+ * a call event of the aio layer on its submitter's thread; part_ns[] holds
+ * its parts, opcode its IOCB_CMD_*.
+ */
+static __always_inline void emit_aio(struct aio_kiocb *iocb, struct aio_start *v, __u64 now)
+{
+	__u64 part[NR_AIO_PARTS];
+	struct request_facts r = {
+		.layer = LAYER_AIO,
+		.op = v->op < NR_AIO_OPS ? v->op : AOP_OTHER,
+		.opcode = v->cmd,
+		.pid = v->tgid,
+		.tid = v->tid,
+		.start_ns = v->start_ns,
+		.end_ns = now,
+		.ret = BPF_CORE_READ(iocb, ki_res.res),
+		.pos = v->pos,
+		.bytes = v->bytes,
+		.parts = part,
+		.nparts = aio_split ? NR_AIO_PARTS : 0,
+		.blk_requests = v->blk_requests,
+		.blk_flushes = v->blk_flushes,
+		.blk_max_dev = v->blk_max_dev,
+		.blk_bytes = v->blk_bytes,
+		.blk_max_ns = v->blk_max_ns,
+		.comm = v->comm,
+		.file = BPF_CORE_READ(iocb, ki_filp),
+	};
+
+	aio_split_parts(v, now, part);
+	emit_request(&r);
 }
 
 static __always_inline int aio_complete_enter(struct aio_kiocb *iocb)
@@ -353,6 +402,8 @@ static __always_inline int aio_complete_enter(struct aio_kiocb *iocb)
 		return 0;
 	now = bpf_ktime_get_ns();
 	keep = v->file_ok && aio_file_wanted(iocb, v->op);
+	if (keep && events_on && (now - v->start_ns >= slower_ns || trace_on))
+		emit_aio(iocb, v, now);
 	t = bpf_map_lookup_elem(&aio_threads, &tid);
 	/* Posted by its own submission, no worker involved: inline, recorded
 	 * where io_submit_one() returns (its op is sure to be read there). */

@@ -638,14 +638,15 @@ struct aio_start {
 	/* The block requests its submission or fsync worker started. */
 	__u64 blk_bytes;
 	__u64 blk_ns; /* their time (issue, or -Q origin, to completion) */
+	__u64 blk_max_ns; /* the slowest of them (events) */
+	__u32 blk_max_dev;
 	__u32 blk_requests; /* a device flush one waited for included */
 	__u32 blk_flushes;
 	__u32 tgid, tid; /* the submitter */
+	__u16 cmd;	 /* its IOCB_CMD_* */
 	__u8 op;	 /* enum aio_op; NR_AIO_OPS: command not read yet */
-	__u8 pad0;
 	__u8 file_ok;	 /* --file: its descriptor's file is traced (at submission) */
-	__u8 pad;
-	__u32 pad2;
+	__u64 pos, bytes; /* events: a read's or write's; else NO_POS */
 	char comm[COMM_LEN];
 };
 

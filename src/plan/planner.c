@@ -316,7 +316,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	bool uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
 			 (plan->uring_parts || cfg->slower || cfg->trace);
 	/* And which aio request's submission or worker (plan_aio ran before). */
-	bool aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE && plan->aio_parts;
+	bool aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE &&
+		       (plan->aio_parts || cfg->slower || cfg->trace);
 	bool need_submitter = uring_blk || aio_blk || split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
 			      cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
 			      cfg->slower || cfg->trace || cfg->nr_files;

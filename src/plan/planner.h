@@ -101,7 +101,8 @@ struct plan {
 	 * io_submit_one and aio_complete: aio_worker, aio_fsync_work is
 	 * attached too (an fsync's wait for a worker, its block requests);
 	 * aio_parts, requests split into parts; aio_blk, block requests tied
-	 * to the request whose submission or worker started them (with blk).
+	 * to the request whose submission or worker started them (with blk,
+	 * and the parts or events).
 	 */
 	bool aio_worker;
 	bool aio_parts;
