@@ -66,6 +66,9 @@ static __always_inline void *event_reserve(__u64 size)
  * a call event of that layer on its submitter's thread, part_ns[] its
  * parts by the layer's own enum (nparts of them; 0: not split).
  */
+#define REQUEST_PARTS NR_URING_PARTS
+_Static_assert(NR_URING_PARTS == NR_AIO_PARTS && REQUEST_PARTS <= NR_PARTS,
+	       "a request's parts fit a call event's");
 struct request_facts {
 	__u8 layer, op;
 	__u32 opcode;
@@ -102,8 +105,10 @@ static __always_inline void emit_request(const struct request_facts *r)
 	e->ret = r->ret;
 	e->pos = r->pos;
 	e->bytes = r->bytes;
+	/* The bound the parts' arrays share, a constant: a part past it is
+	 * never read, whatever nparts the verifier sees. */
 	for (__u32 p = 0; p < NR_PARTS; p++)
-		e->part_ns[p] = p < r->nparts ? r->parts[p] : 0;
+		e->part_ns[p] = p < REQUEST_PARTS && p < r->nparts ? r->parts[p] : 0;
 	e->blk_requests = r->blk_requests;
 	e->blk_flushes = r->blk_flushes;
 	e->pad_flushes = 0;

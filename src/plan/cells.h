@@ -65,6 +65,8 @@ enum aio_func {
 	NR_AIO_FUNCS,
 };
 
+extern const char *const aio_func_names[NR_AIO_FUNCS];
+
 /* A block tracepoint by name, or -1. */
 int blk_tp_by_name(const char *name);
 

@@ -457,18 +457,12 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	}
 }
 
-/* The kernel functions of the aio layer (cells.def). */
-static const char *const aio_funcs[] = {
-#define AIO_FUNC(id, name) [id] = #name,
-#include "cells.def"
-};
-
 /* Is an aio function there for this source (BTF for fentry, kallsyms for
  * kprobes)? */
 static bool aio_func_exists(const struct kcaps *caps, enum attach_method src, unsigned int fn)
 {
-	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, aio_funcs[fn])
-				    : caps->func_in_kallsyms(caps->ctx, aio_funcs[fn]);
+	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, aio_func_names[fn])
+				    : caps->func_in_kallsyms(caps->ctx, aio_func_names[fn]);
 }
 
 /*
@@ -497,8 +491,8 @@ static void plan_aio(const struct kcaps *caps, const struct config *cfg, struct 
 		if (!aio_func_exists(caps, srcs[i], AIO_FUNC_SUBMIT) ||
 		    !aio_func_exists(caps, srcs[i], AIO_FUNC_COMPLETE)) {
 			why_add(cp, "%s: no %s/%s in this kernel (CONFIG_AIO off?)",
-				method_name(srcs[i]), aio_funcs[AIO_FUNC_SUBMIT],
-				aio_funcs[AIO_FUNC_COMPLETE]);
+				method_name(srcs[i]), aio_func_names[AIO_FUNC_SUBMIT],
+				aio_func_names[AIO_FUNC_COMPLETE]);
 			continue;
 		}
 		cp->src = srcs[i];
@@ -507,14 +501,14 @@ static void plan_aio(const struct kcaps *caps, const struct config *cfg, struct 
 		why_add(cp, "aio has no %s source: no tracepoint marks an aio request",
 			attach_name(cfg->attach));
 	if (cp->src) {
-		cp->targets[cp->nr_targets++] = aio_funcs[AIO_FUNC_SUBMIT];
-		cp->targets[cp->nr_targets++] = aio_funcs[AIO_FUNC_COMPLETE];
+		cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_SUBMIT];
+		cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_COMPLETE];
 		plan->aio_worker = aio_func_exists(caps, cp->src, AIO_FUNC_FSYNC_WORK);
 		if (plan->aio_worker)
-			cp->targets[cp->nr_targets++] = aio_funcs[AIO_FUNC_FSYNC_WORK];
+			cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_FSYNC_WORK];
 		else
 			why_add(cp, "parts: no %s: an fsync's worker time is async",
-				aio_funcs[AIO_FUNC_FSYNC_WORK]);
+				aio_func_names[AIO_FUNC_FSYNC_WORK]);
 		for (unsigned int t = 0; t < cp->nr_targets; t++)
 			cp->tgt_src[t] = cp->src;
 		plan->aio_parts = cfg->split_calls;
