@@ -752,6 +752,7 @@ void tracer_detach(struct tracer *t)
 	struct blk_leftovers m;
 
 	blk_leftovers_mark(&m);
+	t->aio_missed_at_end = aio_leftovers_count(t);
 	detach_all(t->links, t->nr_links);
 	t->nr_links = 0;
 	t->blk_missed_at_end = blk_leftovers_count(t, &m);

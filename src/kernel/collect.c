@@ -325,6 +325,7 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 	if (!ret)
 		ret = read_drops(t, snap->drops, ncpu);
 	snap->drops[DROP_RQ_COMPLETION_MISSED] += t->blk_missed_at_end;
+	snap->drops[DROP_AIO_COMPLETION_MISSED] += t->aio_missed_at_end;
 	if (!ret && t->breaking_down)
 		ret = read_breakdowns(t, snap);
 	if (!ret && t->plan->split_layer >= 0)
