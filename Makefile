@@ -73,7 +73,7 @@ vpath %.c $(SRC_DIRS)
 CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
 	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
-	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c \
+	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
 		bio_stack.c cgname.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c)
@@ -89,7 +89,7 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
-     $(OUTPUT)/liburingwork
+     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -145,6 +145,11 @@ $(OUTPUT)/iowork: tools/iowork.c | $(OUTPUT)
 
 # io_uring requests of known counts, with no liburing (raw system calls).
 $(OUTPUT)/uringwork: tools/uringwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+# Linux AIO requests of known counts (fsyncs through AIO), raw system calls.
+$(OUTPUT)/aiowork: tools/aiowork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
@@ -233,6 +238,13 @@ vms: all $(OUTPUT)/compat32
 .PHONY: vm-blk
 vm-blk: all
 	$(LEFTOVERS) vm-blk -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/blk.sh || exit 1; done'
+
+# The aio layer on the stock kernels (tests/vm/aio.sh): fio's libaio
+# engine, direct and buffered, reads, writes and fdatasyncs, against fio's
+# counts and percentiles and /proc/diskstats, on 6.1 then 6.12.
+.PHONY: vm-aio
+vm-aio: all
+	$(LEFTOVERS) vm-aio -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/aio.sh || exit 1; done'
 
 # The bio layer on stacked devices (tests/vm/bio.sh): dm-linear and
 # dm-delay over a virtio disk, dm-crypt and dm-flakey over null_blk, md

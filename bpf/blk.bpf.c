@@ -199,8 +199,10 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 					  __u64 now, __u64 issue_ns, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid(), ukey = 0;
+	struct aio_key akey = {};
 	struct rq_start v = {};
 	struct uring_start *ur;
+	struct aio_start *ar;
 	bool wanted, calls;
 	struct thread_starts *mine = NULL, *call = NULL;
 
@@ -212,8 +214,10 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	 * thread need not).
 	 */
 	ur = uring_issuing(&ukey, blk_origin_sees_all);
-	wanted = ur ? uring_blk_file_wanted(ukey) : task_wanted(id);
-	calls = !ur && (split_calls || events_on || nr_files);
+	/* Likewise an aio request's submission or fsync worker (aio.bpf.c). */
+	ar = ur ? NULL : aio_issuing(&akey);
+	wanted = ur ? uring_blk_file_wanted(ukey) : ar ? ar->file_ok : task_wanted(id);
+	calls = !ur && !ar && (split_calls || events_on || nr_files);
 	/* A journal thread's requests are its commit's, whoever is traced. */
 	if (journal_blk || (wanted && calls))
 		mine = current_slots(btf);
@@ -224,7 +228,7 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	if (wanted && calls)
 		call = call_of(mine);
 	/* --file: only requests of calls on those files (an open is not yet). */
-	if (nr_files && !ur && (!call || call->file_pending))
+	if (nr_files && !ur && !ar && (!call || call->file_pending))
 		wanted = false;
 	/* At block_io_start it is still the struct's previous use's. */
 	if (rq && bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
@@ -256,6 +260,15 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 		if (per_process)
 			__builtin_memcpy(v.comm, ur->comm, COMM_LEN);
 		v.cgid = ur->cgid;
+	} else if (ar) {
+		aio_count_request(ar, seen_bytes(rq, bio, btf),
+				  !rq || rq_waits_for_flush(rq, rq_cmd_flags(rq, btf)));
+		v.aio_ctx = akey.ctx;
+		v.aio_obj = akey.obj;
+		v.aio_ns = ar->start_ns;
+		if (per_process)
+			__builtin_memcpy(v.comm, ar->comm, COMM_LEN);
+		v.cgid = ar->cgid;
 	} else {
 		if (per_process)
 			bpf_get_current_comm(v.comm, sizeof(v.comm));
@@ -393,6 +406,8 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 			record(LAYER_BLK, op, delta);
 		if (events_on && v->call_ns)
 			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
+		if (v->aio_ctx)
+			aio_blk_done(v, delta);
 		if (events_on && v->uring_req)
 			uring_blk_done(v->uring_req, v->uring_ns, delta,
 				       v->dev ? v->dev : rq_dev(rq, btf));

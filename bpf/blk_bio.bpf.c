@@ -32,9 +32,18 @@ static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
 
 	/* Bytes of an io_uring request's issue: the request's (see
 	 * blk_first_seen). */
+	struct aio_key akey;
+	struct aio_start *ar;
+
 	if (ur) {
 		if (uring_blk_file_wanted(ukey) && !bio_filtered_out(bio))
 			ur->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+		return 0;
+	}
+	ar = aio_issuing(&akey);
+	if (ar) {
+		if (ar->file_ok && !bio_filtered_out(bio))
+			ar->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
 		return 0;
 	}
 	wanted = task_wanted(bpf_get_current_pid_tgid());

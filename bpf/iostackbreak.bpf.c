@@ -45,6 +45,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "thread.bpf.c"	  /* fast thread slots freed at exit */
 #include "uring.bpf.c"	  /* io_uring requests */
 #include "uring_parts.bpf.c" /* where io_uring requests change part */
+#include "aio.bpf.c"	  /* Linux AIO requests */
 #include "blk.bpf.c"	  /* block layer */
 #include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */

@@ -93,6 +93,17 @@ static void load_uring(const struct tracer *t, const struct plan *plan, enum att
 		load_pair(progtab_role(&t->progs, ROLE_URING_IOWQ_RUN, METHOD_FENTRY));
 }
 
+/* The aio programs (bpf/aio.bpf.c), all ops': fentry/fexit or kprobes. */
+static void load_aio(const struct tracer *t, const struct plan *plan)
+{
+	enum attach_method src = plan->cells[LAYER_AIO][0].src;
+
+	load_pair(progtab_role(&t->progs, ROLE_AIO_SUBMIT, src));
+	load_pair(progtab_role(&t->progs, ROLE_AIO_COMPLETE, src));
+	if (plan->aio_worker)
+		load_pair(progtab_role(&t->progs, ROLE_AIO_WORK, src));
+}
+
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
@@ -120,8 +131,10 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_WRITEBACK, METHOD_TRACEPOINT));
 	if (follow)
 		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
+	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
+		load_aio(t, plan);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer) && layer != LAYER_AIO; op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
 
 			for (unsigned int i = 0; i < cp->nr_targets; i++) {
@@ -494,6 +507,35 @@ static int attach_uring(struct tracer *t, const struct plan *plan, char *err, si
 	return ret;
 }
 
+/*
+ * aio: the completion first, then the fsync worker, then the submission
+ * (its exit before its entry, attach_pair), so that no request is left
+ * open by us.
+ */
+static int attach_aio(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	enum attach_method src = plan->cells[LAYER_AIO][0].src;
+	const struct prog_ref *done = progtab_role(&t->progs, ROLE_AIO_COMPLETE, src);
+	const struct prog_ref *work = progtab_role(&t->progs, ROLE_AIO_WORK, src);
+	const struct prog_ref *sub = progtab_role(&t->progs, ROLE_AIO_SUBMIT, src);
+	const char *fn = "aio_complete";
+	int ret = attach_lone(t, done->entry);
+
+	if (!ret && plan->aio_worker) {
+		fn = "aio_fsync_work";
+		ret = attach_pair(t, bpf_program__attach(work->exit), entry_plain, work->entry,
+				  NULL);
+	}
+	if (!ret) {
+		fn = "io_submit_one";
+		ret = attach_pair(t, bpf_program__attach(sub->exit), entry_plain, sub->entry, NULL);
+	}
+	if (ret)
+		snprintf(err, errsz, "cannot attach %s to %s: %s; leave aio out of -T",
+			 method_name(src), fn, strerror(-ret));
+	return ret;
+}
+
 /* The source of the syscall cells when they use the raw pair, else METHOD_NONE. */
 static enum attach_method raw_syscall_source(const struct plan *plan)
 {
@@ -654,6 +696,8 @@ int tracer_start(struct tracer *t, const struct plan *plan, const struct config 
 		return -1;
 	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))
 		return -1;
+	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE && attach_aio(t, plan, err, errsz))
+		return -1;
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++) {
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
 			if (plan->cells[layer][op].src != METHOD_NONE)
@@ -708,6 +752,7 @@ void tracer_detach(struct tracer *t)
 	struct blk_leftovers m;
 
 	blk_leftovers_mark(&m);
+	t->aio_missed_at_end = aio_leftovers_count(t);
 	detach_all(t->links, t->nr_links);
 	t->nr_links = 0;
 	t->blk_missed_at_end = blk_leftovers_count(t, &m);

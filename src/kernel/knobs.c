@@ -68,7 +68,8 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 {
 	rodata_t *ro = skel->rodata;
 	bool events = (cfg->slower || cfg->trace) &&
-		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE);
+		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE ||
+		       plan->cells[LAYER_AIO][0].src != METHOD_NONE);
 
 	ro->events_on = events;
 	ro->trace_on = events && cfg->trace;
@@ -124,6 +125,14 @@ static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
 		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
 	}
+	if (plan->cells[LAYER_AIO][0].src == METHOD_NONE) {
+		bpf_map__set_max_entries(skel->maps.aio_starts, 1);
+		bpf_map__set_max_entries(skel->maps.aio_threads, 1);
+	}
+	if (!plan->aio_parts) {
+		bpf_map__set_max_entries(skel->maps.aio_parts, 1);
+		bpf_map__set_max_entries(skel->maps.aio_ops, 1);
+	}
 	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
 	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || (!cfg->per_disk && !ro->bio_calls))
@@ -177,6 +186,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->uring_split = plan->uring_parts;
 	ro->uring_blk = blk && plan->uring_blk;
 	ro->uring_iowq_run = plan->uring_iowq_run;
+	ro->aio_split = plan->aio_parts;
+	ro->aio_blk = blk && plan->aio_blk;
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;

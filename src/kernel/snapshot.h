@@ -9,6 +9,7 @@
 #include "hist.h"
 #include "stats.h"
 #include "uring_parts.h"
+#include "aio_parts.h"
 
 struct snapshot {
 	struct cell_hist cells[NR_LAYERS][NR_OPS];
@@ -19,6 +20,7 @@ struct snapshot {
 	struct call_totals calls[NR_FS_OPS];
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS]; /* calls with the part > 0 */
 	struct uring_split uring; /* io_uring requests split into parts */
+	struct aio_split aio;	  /* aio requests split into parts */
 	struct cell_hist pages[NR_FS_OPS];	     /* calls that added pages */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
 	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */

@@ -135,6 +135,9 @@ static void collect_names(struct probe_ctx *p)
 			p->names[p->nr_names++] = sys_names[i];
 		}
 	}
+	/* The aio layer's, which are no cell's target of their own. */
+	for (unsigned int i = 0; i < NR_AIO_FUNCS && p->nr_names < MAX_NAMES; i++)
+		p->names[p->nr_names++] = aio_func_names[i];
 }
 
 /* One pass over /proc/kallsyms for the names we care about. */

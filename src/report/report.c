@@ -119,6 +119,8 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_CALL_EXIT_MISSED] = "call_exit_missed",
 		[DROP_URING_MAP_FULL] = "uring_map_full",
 		[DROP_URING_COMPLETION_MISSED] = "uring_completion_missed",
+		[DROP_AIO_MAP_FULL] = "aio_map_full",
+		[DROP_AIO_COMPLETION_MISSED] = "aio_completion_missed",
 		[DROP_RQ_UNSTAMPED] = "request_unstamped",
 		[DROP_BIO_MAP_FULL] = "bio_map_full",
 		[DROP_BIO_COMPLETION_MISSED] = "bio_completion_missed",
@@ -392,6 +394,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		calls_diff(r, cur, prev);
 	if (plan->uring_parts)
 		uring_split_diff(&r->uring, &cur->uring, &prev->uring);
+	if (plan->aio_parts)
+		aio_split_diff(&r->aio, &cur->aio, &prev->aio);
 	return 0;
 }
 

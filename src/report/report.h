@@ -11,6 +11,7 @@
 #include "opts.h"
 #include "planner.h"
 #include "uring_parts.h"
+#include "aio_parts.h"
 #include "breakdown.h"
 #include "snapshot.h"
 #include "stats.h"
@@ -49,6 +50,8 @@ struct report {
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/* io_uring requests split into parts, when r->plan->uring_parts. */
 	struct uring_split uring;
+	/* aio requests split into parts, when r->plan->aio_parts. */
+	struct aio_split aio;
 	struct cell_hist pages[NR_FS_OPS]; /* pages added per call, every call */
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,

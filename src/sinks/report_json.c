@@ -419,6 +419,8 @@ static int json_end(struct sink *s, const struct report *r)
 	json_left_out(js->root, r);
 	if (r->plan->uring_parts)
 		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring, r->plan));
+	if (r->plan->aio_parts)
+		json_object_object_add(js->root, "aio_breakdown", aio_split_json(&r->aio, r->plan));
 	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i),

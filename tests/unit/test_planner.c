@@ -172,9 +172,9 @@ Test(planner, debian61_auto)
 	cr_assert(plan.kprobe_fallback, "auto mode with kprobes may fall back");
 	cr_assert_not(plan.blk_rq_q_arg);
 	expect_bio(METHOD_TP_BTF);
-	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 5 bio + 5 blk;
-	 * xfs not loaded. */
-	cr_assert_eq(plan_nr_traced(&plan), 31);
+	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 6 aio + 5 bio +
+	 * 5 blk; xfs not loaded. */
+	cr_assert_eq(plan_nr_traced(&plan), 37);
 	cr_assert(plan.uring_complete_fields);
 	/* Unused slots of fs-like layers are never wanted. */
 	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
@@ -462,8 +462,10 @@ Test(planner, failed_layers)
 		{ FAKE_TRACEPOINTS, "vfs,btrfs", METHOD_NONE,
 		  LAYER(LAYER_VFS) | LAYER(LAYER_BTRFS), 0 },
 		{ FAKE_TRACEPOINTS, "syscall,blk", METHOD_NONE, 0, 0 },
-		/* Every file system but ext4, whose fsync has tracepoints. */
-		{ FAKE_TRACEPOINTS, "all", METHOD_NONE, LAYER(LAYER_VFS), LAYER(LAYER_EXT4) },
+		/* Every file system but ext4, whose fsync has tracepoints; aio
+		 * has no tracepoints. */
+		{ FAKE_TRACEPOINTS, "all", METHOD_NONE, LAYER(LAYER_VFS) | LAYER(LAYER_AIO),
+		  LAYER(LAYER_EXT4) },
 		/* Every file system that the fake does not register. */
 		{ FAKE_DEBIAN61, "all", METHOD_NONE, 0, LAYER(LAYER_EXT4) | LAYER(LAYER_BTRFS) },
 		{ FAKE_DEBIAN61, "vfs,ext4", METHOD_TRACEPOINT, LAYER(LAYER_VFS), 0 },
