@@ -228,7 +228,7 @@ vm-f2fs: all $(OUTPUT)/compat32
 # the first core free.
 .PHONY: vms
 vms: all $(OUTPUT)/compat32
-	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk
+	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk vm-aio
 
 # The block layer exact on the stock kernels (tests/vm/blk.sh): fio psync
 # QD1, io_uring QD32 and 32 jobs on a virtio disk, with the default programs
