@@ -551,6 +551,10 @@ struct rq_start {
 	 * io_kiocb, and its start_ns to tell a reuse); 0: none. */
 	__u64 uring_req;
 	__u64 uring_ns;
+	/* -K, -U: the stacks it counts under, for its time (stacks.bpf.h). */
+	__s32 kstack, ustack;
+	__u32 stack_op; /* its op + 1; 0: not counted */
+	__u32 pad;
 };
 
 /* The parts of an io_uring request (cells.def). */

@@ -41,6 +41,10 @@
 #include "sink.h"
 #include "heatmap.h"
 #include "live.h"
+#include "opt_stacks.h"
+#include "stacks_out.h"
+#include "flamegraph.h"
+#include "stacks_read.h"
 
 enum end_reason {
 	END_NONE,
@@ -70,6 +74,8 @@ struct session {
 	struct live *live;	  /* --live: the terminal, while it is ours */
 	struct metrics *metrics;  /* exporter mode (--prometheus, --textfile) */
 	struct event_feed events; /* --slower, --trace */
+	struct stack_reader *stacks; /* -K, -U */
+	struct stack_report stack_report; /* the last report's, while it is written */
 	bool have_events;
 	struct trace_writer *trace; /* --trace, until the feed takes it */
 	struct snapshot prev, cur;
@@ -313,6 +319,13 @@ static int session_start(struct session *s)
 		return -1;
 	}
 	s->tracer.with_stats = cfg->stats;
+	if (config_stacks(cfg) && !cfg->plan_only) {
+		s->stacks = stack_reader_start(&s->tracer, cfg, err, sizeof(err));
+		if (!s->stacks) {
+			say("%s", err);
+			return -1;
+		}
+	}
 	if (cfg->verbose)
 		plan_print(&s->done, stderr);
 	if (!cfg->plan_only && !plan_nr_traced(&s->done)) {
@@ -396,6 +409,48 @@ static void close_live(struct session *s)
 	sink_text_open(&s->sink, stdout, s->cfg->unit);
 }
 
+/*
+ * -K, -U: the stacks into the report (one, at the end), and the folded
+ * form to its file or, instead of the report, to the report's output.
+ */
+static int write_stacks(struct session *s, struct report *r)
+{
+	const struct config *cfg = s->cfg;
+	FILE *f;
+	int err = stack_reader_report(s->stacks, disk_name_kdev, &s->stack_report);
+
+	if (err) {
+		say("cannot read the stacks: %s", strerror(-err));
+		return -1;
+	}
+	r->stacks = &s->stack_report;
+	if (cfg->flamegraph) {
+		f = fopen(cfg->flamegraph, "we");
+		if (f)
+			err = stacks_flamegraph(f, &s->stack_report);
+		if (f && fclose(f))
+			err = -1;
+		if (!f || err) {
+			say("cannot write the flame graph to %s: %s", cfg->flamegraph,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	if (!cfg->folded)
+		return 0;
+	f = cfg->folded_file ? fopen(cfg->folded_file, "we") : (s->out ? s->out : stdout);
+	if (f)
+		err = stacks_folded(f, &s->stack_report);
+	if (f && cfg->folded_file && fclose(f))
+		err = -1;
+	if (!f || err) {
+		say("cannot write the folded stacks to %s: %s",
+		    cfg->folded_file ? cfg->folded_file : "the output", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Reads the maps and writes the report since the last one (or the start). */
 static int write_report(struct session *s, bool interval)
 {
@@ -414,7 +469,16 @@ static int write_report(struct session *s, bool interval)
 	}
 	report_find_gone_disks(&r, &s->cur.breakdowns, s->cfg->disk ? s->targets.dev : 0,
 			       s->cfg->disk, disk_present_kdev);
-	err = sink_write(&s->sink, &r);
+	if (s->stacks && write_stacks(s, &r)) {
+		report_release(&r);
+		return -1;
+	}
+	/* --folded without a file: the stacks are the output. */
+	err = s->cfg->folded && !s->cfg->folded_file ? 0 : sink_write(&s->sink, &r);
+	if (r.stacks) {
+		stack_report_free(&s->stack_report);
+		r.stacks = NULL;
+	}
 	if (s->heatmap && heatmap_add(s->heatmap, &r)) {
 		say("out of memory for the heat map");
 		report_release(&r);
@@ -550,6 +614,8 @@ static void session_stop(struct session *s)
 	snapshot_free(&s->cur);
 	snapshot_free(&s->prev);
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
+	stack_reader_stop(s->stacks); /* before the maps go */
+	s->stacks = NULL;
 	tracer_stop(&s->tracer);
 	sink_close(&s->sink);
 	if (s->out && fclose(s->out))
