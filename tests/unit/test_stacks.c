@@ -344,3 +344,44 @@ Test(stacks, text_as_the_seed_prints)
 	free(buf);
 	stack_report_free(&r);
 }
+
+/* Maps read when the process was young miss what it mapped since (ld.so
+ * maps libc after its first reads): an address outside them reads the
+ * maps again; one inside does not. */
+Test(stacks, maps_read_again_for_an_address_they_miss)
+{
+	char dir[] = "/tmp/iosb-proc-XXXXXX", path[256];
+	uint64_t inside = 0x1000, outside = 0x9000;
+	struct symbolizer *s;
+	struct sym_frame fr;
+	FILE *f;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/77", dir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/77/maps", dir);
+	f = fopen(path, "w");
+	fputs("00001000-00002000 r-xp 00000000 08:01 1 /nonexistent/app\n", f);
+	fclose(f);
+	s = sym_new(dir);
+	sym_proc_cover(s, 77, &inside, 1);
+	f = fopen(path, "w");
+	fputs("00001000-00002000 r-xp 00000000 08:01 1 /nonexistent/app\n"
+	      "00009000-0000a000 r-xp 00000000 08:01 2 /nonexistent/libz.so.1\n",
+	      f);
+	fclose(f);
+	sym_user(s, 77, outside, false, &fr);
+	cr_assert_eq(fr.module[0], '\0', "not read again before asked: %s", fr.module);
+	sym_proc_cover(s, 77, &inside, 1);
+	sym_user(s, 77, outside, false, &fr);
+	cr_assert_eq(fr.module[0], '\0', "read again though every address was mapped");
+	sym_proc_cover(s, 77, &outside, 1);
+	sym_user(s, 77, outside, false, &fr);
+	cr_assert_str_eq(fr.module, "/nonexistent/libz.so.1");
+	cr_assert_str_eq(fr.name, "[unknown] (libz.so.1)");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/77", dir);
+	rmdir(path);
+	rmdir(dir);
+	sym_free(s);
+}
