@@ -433,7 +433,7 @@ static int write_stacks(struct session *s, struct report *r)
 		if (!f || err) {
 			say("cannot write the flame graph to %s: %s", cfg->flamegraph,
 			    strerror(errno));
-			return -1;
+			goto fail;
 		}
 	}
 	if (!cfg->folded)
@@ -446,9 +446,13 @@ static int write_stacks(struct session *s, struct report *r)
 	if (!f || err) {
 		say("cannot write the folded stacks to %s: %s",
 		    cfg->folded_file ? cfg->folded_file : "the output", strerror(errno));
-		return -1;
+		goto fail;
 	}
 	return 0;
+fail:
+	stack_report_free(&s->stack_report);
+	r->stacks = NULL;
+	return -1;
 }
 
 /* Reads the maps and writes the report since the last one (or the start). */
