@@ -42,8 +42,8 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 INCLUDES = -I$(OUTPUT) -Ibpf $(addprefix -I,$(SRC_DIRS))
-LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
-	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread -lm
+LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd libdw 2>/dev/null || \
+	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd -ldw) -pthread -lm
 
 # The system headers clang needs for BPF (asm/types.h and friends).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -70,16 +70,16 @@ GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CUR
 SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/sinks
 vpath %.c $(SRC_DIRS)
 # Modules a unit test can reach without root or BPF, then the BPF glue.
-CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
+CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c opt_stacks.c quote.c version.c) \
 	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
 	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
-		bio_stack.c cgname.c) \
+		bio_stack.c cgname.c stack_report.c symbolize.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
-		trace.c heatmap.c live.c)
+		trace.c heatmap.c live.c stacks_out.c flamegraph.c)
 BPF_SRCS := src/plan/probe.c \
 	$(addprefix src/kernel/,progtab.c knobs.c attach.c blk_leftovers.c collect.c stats.c \
-		events.c) \
+		events.c stacks_read.c) \
 	src/report/take.c src/sinks/metrics.c src/session.c src/main.c
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 BPF_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(BPF_SRCS)))
@@ -89,7 +89,7 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
-     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork
+     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork $(OUTPUT)/stackwork
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -158,6 +158,12 @@ $(OUTPUT)/aiowork: tools/aiowork.c | $(OUTPUT)
 $(OUTPUT)/liburingwork: tools/liburingwork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -Wl,-Bstatic -luring -Wl,-Bdynamic
+
+# Known call paths for -K and -U: frame pointers, no sibling calls (PIE,
+# the compiler's default, and libc's pread64 are what the test resolves).
+$(OUTPUT)/stackwork: tools/stackwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
 
 # Static: traced as a command, it makes no loader or library reads.
 $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)

@@ -189,14 +189,15 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 
 #include "blk_flush.bpf.h"   /* flushes and the requests that ask for them */
 #include "blk_stamped.bpf.h" /* one program per request: the kernel's own stamps */
+#include "stacks_blk.bpf.h" /* -K, -U: requests counted by stack */
 
 /*
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion. rq NULL:
  * a PREFLUSH bio at block_getrq, recorded by the bio (key) for its request.
  */
-static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, __u64 key,
-					  __u64 now, __u64 issue_ns, bool btf)
+static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct bio *bio,
+					  __u64 key, __u64 now, __u64 issue_ns, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid(), ukey = 0;
 	struct aio_key akey = {};
@@ -296,17 +297,18 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	v.origin_ns = now;
 	v.issue_ns = issue_ns;
 	v.tgid = id >> 32;
+	stacks_origin(ctx, rq, bio, &v, btf);
 	rq_record(key, &v);
 	return 0;
 }
 
 /* Origin (block_io_start, else insert). */
-static __always_inline int blk_origin(struct request *rq, bool btf)
+static __always_inline int blk_origin(void *ctx, struct request *rq, bool btf)
 {
-	return blk_first_seen(rq, NULL, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
+	return blk_first_seen(ctx, rq, NULL, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
 }
 
-static __always_inline int blk_issue(struct request *rq, bool btf)
+static __always_inline int blk_issue(void *ctx, struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct rq_start *v;
@@ -318,7 +320,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	}
 	/* Without an origin point issue is always the first sighting. */
 	if (!blk_origin_attached)
-		return blk_first_seen(rq, NULL, key, now, now, btf);
+		return blk_first_seen(ctx, rq, NULL, key, now, now, btf);
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (v) {
 		if (!v->excluded)
@@ -329,7 +331,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	if (blk_origin_sees_all)
 		return 0;
 	/* Insert was bypassed (no scheduler): issue is the first sighting. */
-	return blk_first_seen(rq, NULL, key, now, now, btf);
+	return blk_first_seen(ctx, rq, NULL, key, now, now, btf);
 }
 
 /*
@@ -404,6 +406,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 			record_error(LAYER_BLK, op, delta);
 		else
 			record(LAYER_BLK, op, delta);
+		stacks_done(v, delta);
 		if (events_on && v->call_ns)
 			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
 		if (v->aio_ctx)
@@ -453,19 +456,19 @@ static __always_inline int blk_merged(struct request *rq)
 SEC("tp_btf/block_io_start")
 int tb_io_start(__u64 *ctx)
 {
-	return blk_origin((struct request *)ctx[0], true);
+	return blk_origin(ctx, (struct request *)ctx[0], true);
 }
 
 SEC("tp_btf/block_rq_insert")
 int tb_rq_insert(__u64 *ctx)
 {
-	return blk_origin(RQ_ARG(ctx), true);
+	return blk_origin(ctx, RQ_ARG(ctx), true);
 }
 
 SEC("tp_btf/block_rq_issue")
 int tb_rq_issue(__u64 *ctx)
 {
-	return blk_issue(RQ_ARG(ctx), true);
+	return blk_issue(ctx, RQ_ARG(ctx), true);
 }
 
 SEC("tp_btf/block_rq_complete")
@@ -478,19 +481,19 @@ int tb_rq_complete(__u64 *ctx)
 SEC("raw_tp/block_io_start")
 int rt_io_start(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_origin((struct request *)ctx->args[0], false);
+	return blk_origin(ctx, (struct request *)ctx->args[0], false);
 }
 
 SEC("raw_tp/block_rq_insert")
 int rt_rq_insert(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_origin(RQ_ARG(ctx->args), false);
+	return blk_origin(ctx, RQ_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_rq_issue")
 int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_issue(RQ_ARG(ctx->args), false);
+	return blk_issue(ctx, RQ_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_rq_complete")

@@ -34,6 +34,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "files.bpf.h"	/* a call's file, position and size; --file */
 #include "storage.bpf.h" /* storage files only: the kind of a call's file */
 #include "events.bpf.h" /* --slower and --trace events */
+#include "stacks.bpf.h" /* -K, -U: counts by stack */
 #include "layer.bpf.h"	/* entry and exit of a layer's call */
 
 /* The programs, by layer or source. */

@@ -575,6 +575,10 @@ struct rq_start {
 	__u64 aio_ctx;
 	__u64 aio_obj;
 	__u64 aio_ns;
+	/* -K, -U: the stacks it counts under, for its time (stacks.bpf.h). */
+	__s32 kstack, ustack;
+	__u32 stack_op; /* its op + 1; 0: not counted */
+	__u32 pad;
 };
 
 /* The parts of an io_uring request (cells.def). */

@@ -274,6 +274,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	hist_add_at(&cells, CELL_INDEX(layer, op), delta, bucket, true);
 	if (root_done)
 		record_call(ts, op, delta, bucket);
+	if (stacks_calls && is_root)
+		stacks_call(ctx, ts, op, delta, root_done);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
 		emit_call(ts, layer, op, start, now, ret);
 	if (per_process || per_cgroup) {

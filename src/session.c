@@ -42,6 +42,10 @@
 #include "take.h"
 #include "heatmap.h"
 #include "live.h"
+#include "opt_stacks.h"
+#include "stacks_out.h"
+#include "flamegraph.h"
+#include "stacks_read.h"
 
 enum end_reason {
 	END_NONE,
@@ -73,6 +77,8 @@ struct session {
 	struct live *live;	  /* --live: the terminal, while it is ours */
 	struct metrics *metrics;  /* exporter mode (--prometheus, --textfile) */
 	struct event_feed events; /* --slower, --trace */
+	struct stack_reader *stacks; /* -K, -U */
+	struct stack_report stack_report; /* the last report's, while it is written */
 	bool have_events;
 	struct trace_writer *trace; /* --trace, until the feed takes it */
 	struct report_source source; /* where the reports are taken */
@@ -309,6 +315,13 @@ static int session_start(struct session *s)
 		return -1;
 	}
 	s->tracer.with_stats = cfg->stats;
+	if (config_stacks(cfg) && !cfg->plan_only) {
+		s->stacks = stack_reader_start(&s->tracer, cfg, err, sizeof(err));
+		if (!s->stacks) {
+			say("%s", err);
+			return -1;
+		}
+	}
 	if (cfg->verbose)
 		plan_print(&s->done, stderr);
 	if (!cfg->plan_only && !plan_nr_traced(&s->done)) {
@@ -408,6 +421,52 @@ static void close_live(struct session *s)
 	sink_text_open(s->report_sink, stdout, s->cfg->unit);
 }
 
+/*
+ * -K, -U: the stacks into the report (one, at the end), and the folded
+ * form to its file or, instead of the report, to the report's output.
+ */
+static int write_stacks(struct session *s, struct report *r)
+{
+	const struct config *cfg = s->cfg;
+	FILE *f;
+	int err = stack_reader_report(s->stacks, disk_name_kdev, &s->stack_report);
+
+	if (err) {
+		say("cannot read the stacks: %s", strerror(-err));
+		return -1;
+	}
+	r->stacks = &s->stack_report;
+	if (cfg->flamegraph) {
+		f = fopen(cfg->flamegraph, "we");
+		if (f)
+			err = stacks_flamegraph(f, &s->stack_report);
+		if (f && fclose(f))
+			err = -1;
+		if (!f || err) {
+			say("cannot write the flame graph to %s: %s", cfg->flamegraph,
+			    strerror(errno));
+			goto fail;
+		}
+	}
+	if (!cfg->folded)
+		return 0;
+	f = cfg->folded_file ? fopen(cfg->folded_file, "we") : (s->out ? s->out : stdout);
+	if (f)
+		err = stacks_folded(f, &s->stack_report);
+	if (f && cfg->folded_file && fclose(f))
+		err = -1;
+	if (!f || err) {
+		say("cannot write the folded stacks to %s: %s",
+		    cfg->folded_file ? cfg->folded_file : "the output", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	stack_report_free(&s->stack_report);
+	r->stacks = NULL;
+	return -1;
+}
+
 /* The report since the last one (or the start), through every sink. */
 static int write_report(struct session *s, bool interval)
 {
@@ -420,7 +479,16 @@ static int write_report(struct session *s, bool interval)
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
 	}
-	err = sinks_write(&s->sinks, &r, &failed);
+	if (s->stacks && write_stacks(s, &r)) {
+		report_release(&r);
+		return -1;
+	}
+	/* --folded without a file: the stacks are the output. */
+	err = s->cfg->folded && !s->cfg->folded_file ? 0 : sinks_write(&s->sinks, &r, &failed);
+	if (r.stacks) {
+		stack_report_free(&s->stack_report);
+		r.stacks = NULL;
+	}
 	report_release(&r);
 	/* The reader of the report went away (| head -1): a normal end. */
 	if (err && failed == s->report_sink && errno == EPIPE) {
@@ -546,6 +614,8 @@ static void session_stop(struct session *s)
 		say("cannot write %s: %s", what, strerror(errno));
 	report_source_free(&s->source);
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
+	stack_reader_stop(s->stacks); /* before the maps go */
+	s->stacks = NULL;
 	tracer_stop(&s->tracer);
 	if (s->out && fclose(s->out))
 		say("cannot write the reports to %s: %s", s->cfg->output, strerror(errno));

@@ -2,6 +2,7 @@
 /* The checks of options against each other, once all are read (opts.c's
  * rows name them): each returns 0, or says what is wrong and what to do. */
 #include "layers.h"
+#include "opt_stacks.h"
 #include "opt_values.h"
 
 #define WITH_BLK(cfg) ((cfg)->layers & (1U << LAYER_BLK))
@@ -67,8 +68,9 @@ int opt_check_cgroup_grace(struct config *cfg)
 
 int opt_check_top(struct config *cfg)
 {
-	if (cfg->top && !config_breaks_down(cfg))
-		return opt_fail(cfg, "--top ranks the keys of -D, -P, -F or -G: add one of them");
+	if (cfg->top && !config_breaks_down(cfg) && !config_stacks(cfg))
+		return opt_fail(cfg, "--top ranks the keys of -D, -P, -F or -G, or the stacks of "
+				     "-K and -U: add one of them");
 	return 0;
 }
 

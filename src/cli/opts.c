@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include "layers.h"
+#include "opt_stacks.h"
 #include "opt_values.h"
 #include "opts.h"
+#include "stacks.h"
 
 /* A number's macro as a string in a help text. */
 #define IOSB_STR2(x) #x
@@ -209,6 +211,11 @@ enum long_only_keys {
 	OPT_ALL_FDS,
 	OPT_CGROUP_GRACE,
 	OPT_BTF,
+	OPT_IO,
+	OPT_WEIGHT,
+	OPT_MAX_STACKS,
+	OPT_FOLDED,
+	OPT_FLAMEGRAPH,
 };
 
 /*
@@ -237,6 +244,7 @@ struct opt_row {
 	int (*check)(struct config *cfg);
 	bool check_last;
 	bool once;
+	bool optional; /* its value may be left out (--folded) */
 	int group; /* -1: last, for --help and --version */
 };
 
@@ -295,7 +303,8 @@ static const struct opt_row rows[] = {
 	{ "flags", 'F', NULL,
 	  "Block layer: one cell per set of request flags (sync, meta, fua, preflush)",
 	  SET(per_flags), .check = opt_check_per_flags },
-	{ "top", OPT_TOP, "N", "With -D, -P, -F or -G: show the N busiest keys per cell",
+	{ "top", OPT_TOP, "N", "With -D, -P, -F or -G: show the N busiest keys per cell; with -K or -U the N "
+	  "heaviest stacks per disk (default 10)",
 	  NUMBER(top, 0, "--top", "a whole number, 1 or more"), .check = opt_check_top,
 	  .once = true },
 	{ "max-keys", OPT_MAX_KEYS, "N",
@@ -384,6 +393,34 @@ static const struct opt_row rows[] = {
 	  "are counted as lost",
 	  NUMBER(trace_max, 0, "--trace-max", "a whole number of events, 1 or more"),
 	  .check = opt_check_trace_max, .once = true },
+	{ "kernel-stack", 'K', NULL,
+	  "Count block requests by the kernel stack that made them (bytes by default; "
+	  "--weight), per disk with -D, per process with -P",
+	  SET(kstack), .check = opt_check_stacks },
+	{ "user-stack", 'U', NULL,
+	  "Count block requests by the user stack of the thread that submitted them "
+	  "(with -K: both); needs frame pointers in the program",
+	  SET(ustack) },
+	{ "io", OPT_IO, "r|w|rw", "With -K or -U: count reads, writes or both (default: every request)",
+	  .parse = opt_io, .once = true },
+	{ "weight", OPT_WEIGHT, "requests|bytes|time",
+	  "With -K or -U: what a stack counts, requests, bytes (default) or time (the "
+	  "device's; with -Q from the request's origin)",
+	  .parse = opt_weight, .once = true },
+	{ "max-stacks", OPT_MAX_STACKS, "N",
+	  "With -K or -U: room for N keys (stacks by process, disk and op) in the kernel "
+	  "(default " IOSB_STR(DEFAULT_MAX_STACKS) "); requests beyond it are counted as lost",
+	  NUMBER(max_stacks, 1 << 20, "--max-stacks", "a whole number from 1 to 1048576"),
+	  .once = true },
+	{ "folded", OPT_FOLDED, "FILE",
+	  "With -K or -U: write the stacks in folded form (comm;frame;...;frame weight, "
+	  "for flamegraph.pl, inferno, speedscope) to FILE, or without FILE to stdout "
+	  "instead of the report",
+	  .parse = opt_folded, .optional = true },
+	{ "flamegraph", OPT_FLAMEGRAPH, "FILE",
+	  "With -K or -U: write the stacks as an interactive SVG flame graph to FILE "
+	  "(click to zoom, search), when the run ends",
+	  .parse = opt_flamegraph, .once = true },
 	{ "verbose", 'v', NULL, "Print the plan on stderr and libbpf's own messages",
 	  SET(verbose) },
 	{ "help", 'h', NULL, "Show this help and exit", .parse = parse_help, .group = -1 },
@@ -417,6 +454,7 @@ static void make_options(void)
 			.arg = rows[i].arg,
 			.doc = rows[i].make_help ? rows[i].make_help() : rows[i].help,
 			.group = rows[i].group,
+			.flags = rows[i].optional ? OPTION_ARG_OPTIONAL : 0,
 		};
 }
 

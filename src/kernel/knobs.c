@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cells.h"
 #include "knobs.h"
+#include "stacks.h"
 #include "iostackbreak.skel.h"
 
 typedef struct iostackbreak_bpf__rodata rodata_t;
@@ -91,6 +93,34 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 		bpf_map__set_max_entries(skel->maps.call_bio, 1);
 		bpf_map__set_max_entries(skel->maps.bio_calls_at, 1);
 	}
+}
+
+/*
+ * -K, -U: the stack maps sized from --max-stacks. A key holds up to two
+ * stacks, and the stack map refuses a stack whose bucket another holds
+ * (counted as lost): four buckets a key keep such losses rare.
+ */
+static void set_stacks(struct iostackbreak_bpf *skel, const struct config *cfg,
+		       const struct plan *plan, bool blk)
+{
+	rodata_t *ro = skel->rodata;
+	__u32 keys = cfg->max_stacks ? cfg->max_stacks : DEFAULT_MAX_STACKS;
+	long page = sysconf(_SC_PAGESIZE);
+
+	ro->stacks_kernel = blk && !cfg->call_stacks && cfg->kstack;
+	ro->stacks_user = blk && !cfg->call_stacks && cfg->ustack;
+	ro->stacks_calls = cfg->call_stacks && plan->root_layer >= 0;
+	ro->stacks_ops = cfg->stack_ops ? cfg->stack_ops : ~0U;
+	/* A ring buffer is a whole number of pages (64 KiB on some arm64). */
+	if (page > 4096)
+		bpf_map__set_max_entries(skel->maps.stack_proc_news, (__u32)page);
+	if (!ro->stacks_kernel && !ro->stacks_user && !ro->stacks_calls)
+		return;
+	/* A message of 16 bytes per new key: room for a burst of 4096. */
+	if (page < 65536)
+		bpf_map__set_max_entries(skel->maps.stack_proc_news, 65536);
+	bpf_map__set_max_entries(skel->maps.stack_counts, keys);
+	bpf_map__set_max_entries(skel->maps.stack_traces, keys * 4);
 }
 
 /* Maps a plan does not use shrink to one entry: memory is the kernel's. */
@@ -205,6 +235,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 			  ? 0
 			  : unit_ns(cfg->unit);
 	set_syscall_numbers(ro, plan);
+	set_stacks(skel, cfg, plan, blk);
 
 	size_maps(skel, cfg, plan, task_storage, hash_slots, fast_slots);
 }

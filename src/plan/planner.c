@@ -311,6 +311,9 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* Events (--slower, --trace) and --file tie requests to their calls. */
 	/* Parts and events give each call its block requests and bytes. */
 	bool call_bytes = split_calls || cfg->slower || cfg->trace;
+	/* -K, -U: a request's stacks are its submitter's, taken at its origin;
+	 * a bio joining it later counts its bytes under its own. */
+	bool stacks = cfg->kstack || cfg->ustack;
 	/* So is which io_uring request's issue started a request (its parts
 	 * and events; plan_uring ran before, the layers go in order). */
 	bool uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
@@ -320,10 +323,10 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		       (plan->aio_parts || cfg->slower || cfg->trace);
 	bool need_submitter = uring_blk || aio_blk || split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
 			      cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
-			      cfg->slower || cfg->trace || cfg->nr_files;
+			      cfg->slower || cfg->trace || cfg->nr_files || stacks;
 	bool need_origin = need_submitter || cfg->queued;
 
-	call_bytes |= uring_blk || aio_blk;
+	call_bytes |= uring_blk || aio_blk || stacks;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -348,7 +351,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		snprintf(plan->blk_timing, sizeof(plan->blk_timing),
 			 "programs keyed by request, not one per request: a task filter, -P, -G, "
 			 "the parts of calls or of io_uring or aio requests, events or --file need "
-			 "each request's submitter, known where it starts");
+			 "each request's submitter, known where it starts (and so do -K and -U)");
 	else if (blk_plan_stamped(caps, cfg, plan)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
 			struct cell_plan *cp = &plan->cells[LAYER_BLK][op];

@@ -62,6 +62,8 @@ struct report {
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];
 	unsigned int nr_gone;
+	/* -K, -U: the stacks of block I/O (src/report/stack_report.h), or NULL. */
+	const struct stack_report *stacks;
 	/* What report_build() allocated for the pointers above. */
 	struct breakdown_set own_breakdowns;
 	struct self_stats own_stats;

@@ -8,6 +8,7 @@
 #include "layers.h"
 #include "report.h"
 #include "sink.h"
+#include "stacks_out.h"
 #include "verdict.h"
 
 static json_object *cell_json(unsigned int layer, unsigned int op, const struct cell_hist *c)
@@ -445,6 +446,8 @@ static int json_end(struct sink *s, const struct report *r)
 	}
 	if (js->stats)
 		json_object_object_add(js->root, "stats", js->stats);
+	if (r->stacks)
+		json_object_object_add(js->root, "stacks", stacks_json(r->stacks));
 	ret = fprintf(s->out, "%s\n",
 		      json_object_to_json_string_ext(js->root, JSON_C_TO_STRING_PLAIN)) < 0
 		  ? -1

@@ -11,6 +11,7 @@
 #include "quote.h"
 #include "report.h"
 #include "sink.h"
+#include "stacks_out.h"
 #include "verdict.h"
 
 #define BAR_WIDTH 40
@@ -714,6 +715,8 @@ static int text_end(struct sink *s, const struct report *r)
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		text_left_out(out, r, layer);
 
+	if (r->stacks)
+		stacks_text(out, r->stacks);
 	for (unsigned int i = 0; i < r->nr_gone; i++) {
 		struct text t = { .n = 0 };
 		char dev[32];

@@ -85,7 +85,7 @@ if [[ -n $pkgarch ]]; then
 		apt_update
 	fi
 	need_pkgs+=(qemu-system-arm libc6:arm64 libtinfo6:arm64 libjq1:arm64 libonig5:arm64 libbpf1:arm64
-		libelf1:arm64 zlib1g:arm64 libjson-c5:arm64 libmicrohttpd12:arm64)
+		libelf1:arm64 zlib1g:arm64 libjson-c5:arm64 libmicrohttpd12:arm64 libdw1:arm64)
 fi
 missing=()
 for p in "${need_pkgs[@]}"; do
