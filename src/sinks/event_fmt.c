@@ -221,6 +221,8 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out, " ret %" PRId64, (int64_t)e->ret);
 	if (e->layer == LAYER_IO_URING)
 		fprintf(out, " io_uring opcode %u", e->opcode);
+	if (e->flags & (EVF_SEQ | EVF_RANDOM))
+		fprintf(out, " %s", e->flags & EVF_SEQ ? "sequential" : "random");
 	event_text_details(out, c, e, lat);
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
@@ -348,6 +350,9 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 	json_object_object_add(o, "bytes",
 			       e->bytes != NO_POS ? json_object_new_uint64(e->bytes) : NULL);
 	json_object_object_add(o, "ret", json_object_new_int64(e->ret));
+	/* --pattern: was it sequential (only where judged: a read or write) */
+	if (e->flags & (EVF_SEQ | EVF_RANDOM))
+		json_object_object_add(o, "seq", json_object_new_boolean(!!(e->flags & EVF_SEQ)));
 	if (e->layer == LAYER_IO_URING)
 		json_object_object_add(o, "opcode", json_object_new_int64(e->opcode));
 	if (event_parts(c, e)) {
