@@ -41,10 +41,21 @@ FLOOR = os.path.join(BUILD, "bench", "floor")
 FLOOR_DONE = os.path.join(BUILD, "bench", "floor-blk_done.bpf.o")
 
 
-def configs(disk):
+def configs(disk, pattern=False):
     ours = [TOOL, "-d", disk]
     old = {"IOSB_BLK_STAMPS": "0"}
     new = None  # the default: one program per request
+    if pattern:
+        # --pattern on and off side by side: its block_rq_issue program
+        # beside one program per request, and beside the keyed ones (-P).
+        return [
+            ("untraced", None, None),
+            ("-T blk", ours + ["-T", "blk"], new),
+            ("-T blk --pattern", ours + ["-T", "blk", "--pattern"], new),
+            ("-T blk -P", ours + ["-T", "blk", "-P"], None),
+            ("-T blk -P --pattern", ours + ["-T", "blk", "-P", "--pattern"], None),
+            ("biolatency", ["stdbuf", "-oL", BIOLATENCY, "-d", disk], None),
+        ]
     return [
         ("untraced", None, None),
         ("-T blk", ours + ["-T", "blk"], new),
@@ -121,6 +132,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=4, help="fio runtime per run")
     ap.add_argument("--size-mib", type=int, default=512)
+    ap.add_argument("--pattern", action="store_true",
+                    help="--pattern on and off, side by side (writes blkiops-pattern-DATE.md)")
     a = ap.parse_args()
     need_root("blkiops.py")
     for tool in (TOOL, BIOLATENCY, "fio", "bpftool", "losetup", "stdbuf"):
@@ -137,7 +150,7 @@ def main():
     dev = subprocess.run(["losetup", "-f", "--show", img], capture_output=True, text=True,
                          check=True).stdout.strip()
     disk = os.path.basename(dev)
-    C = configs(disk)
+    C = configs(disk, a.pattern)
     iops = {c[0]: [] for c in C}
     kern = {}
     stats_old = sysctl("kernel.bpf_stats_enabled")
@@ -160,7 +173,8 @@ def main():
         os.unlink(img)
         os.rmdir(tmp)
     base = statistics.median(iops["untraced"])
-    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")}
+    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")
+           if k in iops}
     lines += ["# Block layer cost at top IOPS (bench/blkiops.py)", "",
               f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; kernel {os.uname().release}; "
               f"fio io_uring QD32 4 KiB randread O_DIRECT on {disk} over a page-cached "
@@ -170,7 +184,7 @@ def main():
     for c in C:
         m = statistics.median(iops[c[0]])
         loss = 1 - m / base
-        peer = bio["biolatency -Q" if "-Q" in c[0] else "biolatency"]
+        peer = bio.get("biolatency -Q" if "-Q" in c[0] else "biolatency", 0)
         rel = f"{loss / peer:.2f}x" if c[0] != "untraced" and peer > 0 else "-"
         lines.append(f"| {c[0]} | {m / 1000:.1f}k | {loss * 100:.1f}% | {rel} | "
                      + ", ".join(f"{x / 1000:.1f}k" for x in iops[c[0]]) + " |")
@@ -182,7 +196,7 @@ def main():
         _, ns, runs, ran = kern[c[0]]
         lines.append(f"| {c[0]} | {ns:.0f} | {runs:.2f} | {len(ran)}: {', '.join(ran)} |")
     text = "\n".join(lines) + "\n"
-    save("blkiops", text)
+    save("blkiops-pattern" if a.pattern else "blkiops", text)
     print(text)
 
 
