@@ -41,10 +41,21 @@ FLOOR = os.path.join(BUILD, "bench", "floor")
 FLOOR_DONE = os.path.join(BUILD, "bench", "floor-blk_done.bpf.o")
 
 
-def configs(disk):
+def configs(disk, pattern=False):
     ours = [TOOL, "-d", disk]
     old = {"IOSB_BLK_STAMPS": "0"}
     new = None  # the default: one program per request
+    if pattern:
+        # --pattern on and off side by side: its block_rq_issue program
+        # beside one program per request, and beside the keyed ones (-P).
+        return [
+            ("untraced", None, None),
+            ("-T blk", ours + ["-T", "blk"], new),
+            ("-T blk --pattern", ours + ["-T", "blk", "--pattern"], new),
+            ("-T blk -P", ours + ["-T", "blk", "-P"], None),
+            ("-T blk -P --pattern", ours + ["-T", "blk", "-P", "--pattern"], None),
+            ("biolatency", ["stdbuf", "-oL", BIOLATENCY, "-d", disk], None),
+        ]
     return [
         ("untraced", None, None),
         ("-T blk", ours + ["-T", "blk"], new),
@@ -158,6 +169,9 @@ def arguments(doc):
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=4, help="fio runtime per run")
     ap.add_argument("--size-mib", type=int, default=512)
+    if doc == __doc__:
+        ap.add_argument("--pattern", action="store_true",
+                        help="--pattern on and off, side by side (writes blkiops-pattern-DATE.md)")
     return ap.parse_args()
 
 
@@ -168,7 +182,7 @@ def main():
         if subprocess.run(["which", tool], capture_output=True).returncode:
             raise SystemExit(f"blkiops.py: {tool} not found (make; scripts/install-deps.sh)")
     tmp, img, dev, disk = cached_loop(a.size_mib)
-    C = configs(disk)
+    C = configs(disk, a.pattern)
     kern = {}
     stats_old = sysctl("kernel.bpf_stats_enabled")
     lines = []
@@ -181,7 +195,8 @@ def main():
         sysctl("kernel.bpf_stats_enabled", stats_old)
         drop_loop(tmp, img, dev)
     base = statistics.median(iops["untraced"])
-    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")}
+    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")
+           if k in iops}
     lines += ["# Block layer cost at top IOPS (bench/blkiops.py)", "",
               f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; kernel {os.uname().release}; "
               f"fio io_uring QD32 4 KiB randread O_DIRECT on {disk} over a page-cached "
@@ -191,7 +206,7 @@ def main():
     for c in C:
         m = statistics.median(iops[c[0]])
         loss = 1 - m / base
-        peer = bio["biolatency -Q" if "-Q" in c[0] else "biolatency"]
+        peer = bio.get("biolatency -Q" if "-Q" in c[0] else "biolatency", 0)
         rel = f"{loss / peer:.2f}x" if c[0] != "untraced" and peer > 0 else "-"
         lines.append(f"| {c[0]} | {m / 1000:.1f}k | {loss * 100:.1f}% | {rel} | "
                      + ", ".join(f"{x / 1000:.1f}k" for x in iops[c[0]]) + " |")
@@ -203,7 +218,7 @@ def main():
         _, ns, runs, ran = kern[c[0]]
         lines.append(f"| {c[0]} | {ns:.0f} | {runs:.2f} | {len(ran)}: {', '.join(ran)} |")
     text = "\n".join(lines) + "\n"
-    save("blkiops", text)
+    save("blkiops-pattern" if a.pattern else "blkiops", text)
     print(text)
 
 

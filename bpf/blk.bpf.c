@@ -364,7 +364,7 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 	e->kind = EV_REQUEST;
 	e->op = (__u8)op;
 	e->error = error ? 1 : 0;
-	e->pad = 0;
+	e->flags = pattern_rq_verdict((__u64)rq);
 	e->tid = v->tid;
 	e->pid = v->tgid;
 	e->dev = dev;
@@ -372,6 +372,7 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 	e->start_ns = start;
 	e->end_ns = start + delta;
 	e->bytes = nr_bytes;
+	e->sector = btf ? rq->__sector : BPF_CORE_READ(rq, __sector);
 	bpf_ringbuf_submit(e, 0);
 }
 

@@ -229,7 +229,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->layer = (__u8)layer;
 	e->op = (__u8)op;
 	e->path_depth = 0;
-	e->flags = 0;
+	e->flags = layer == LAYER_SYSCALL ? pattern_verdict() : 0;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->call_ns = start;

@@ -33,6 +33,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "thread.bpf.h" /* the per-thread slot of open calls */
 #include "files.bpf.h"	/* a call's file, position and size; --file */
 #include "storage.bpf.h" /* storage files only: the kind of a call's file */
+#include "pattern.bpf.h" /* --pattern: sequential or random */
 #include "events.bpf.h" /* --slower and --trace events */
 #include "stacks.bpf.h" /* -K, -U: counts by stack */
 #include "layer.bpf.h"	/* entry and exit of a layer's call */
@@ -50,3 +51,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "blk.bpf.c"	  /* block layer */
 #include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */
+#include "pattern_blk.bpf.c" /* --pattern: block requests by sector */

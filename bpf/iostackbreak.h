@@ -418,6 +418,8 @@ enum event_kind {
 #define EVF_PATH_NONE (1U << 1) /* --full-path: no path (no file, or not a path) */
 #define EVF_NO_FILE (1U << 2)	/* the call has no file (a bad fd, a failed open) */
 #define EVF_LOCK_INODE (1U << 3) /* lock_addr is the call's file's inode's i_rwsem */
+#define EVF_SEQ (1U << 4)	 /* --pattern: a sequential access (bpf/pattern.h) */
+#define EVF_RANDOM (1U << 5)	 /* --pattern: a random access */
 
 struct call_event {
 	__u8 kind;
@@ -485,13 +487,14 @@ struct request_event {
 	__u8 kind;
 	__u8 op; /* enum blk_op */
 	__u8 error;
-	__u8 pad;
+	__u8 flags; /* --pattern: EVF_SEQ or EVF_RANDOM; 0: not judged */
 	__u32 tid; /* the submitter */
 	__u32 pid;
 	__u32 dev;
 	__u64 call_ns; /* the submitter's call */
 	__u64 start_ns, end_ns;
 	__u64 bytes;
+	__u64 sector; /* its first sector on its disk */
 };
 
 /* The slowest request of a thread's call so far (call_blk map). */

@@ -257,6 +257,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 			parts_exit(ts, layer, &now);
 		return 0;
 	}
+	if (pattern_calls && layer == LAYER_SYSCALL && is_root)
+		pattern_syscall_end(ts, op, ctx, method, args, id);
 	/*
 	 * The root's parts sum to delta: both run from its start to now, the
 	 * time the split says the call ended (call_parts.h).

@@ -216,6 +216,7 @@ enum long_only_keys {
 	OPT_MAX_STACKS,
 	OPT_FOLDED,
 	OPT_FLAMEGRAPH,
+	OPT_PATTERN,
 };
 
 /*
@@ -303,6 +304,12 @@ static const struct opt_row rows[] = {
 	{ "flags", 'F', NULL,
 	  "Block layer: one cell per set of request flags (sync, meta, fua, preflush)",
 	  SET(per_flags), .check = opt_check_per_flags },
+	{ "pattern", OPT_PATTERN, NULL,
+	  "Access patterns: per file (system calls at a file position), per disk (block "
+	  "requests by sector) and per device of a stack (bios): the share of sequential "
+	  "accesses, the gaps of the others and the sizes; by process, disk, cgroup or "
+	  "file with -P, -D, -G, --file",
+	  SET(pattern) },
 	{ "top", OPT_TOP, "N", "With -D, -P, -F or -G: show the N busiest keys per cell; with -K or -U the N "
 	  "heaviest stacks per disk (default 10)",
 	  NUMBER(top, 0, "--top", "a whole number, 1 or more"), .check = opt_check_top,

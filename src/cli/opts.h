@@ -70,6 +70,7 @@ struct config {
 	bool offcpu;		   /* its off-CPU parts (off with --no-offcpu) */
 	bool part_hists;	   /* -B: a histogram per part in text */
 	bool all_fds;		   /* --all-fds: count calls on pipes, sockets, ... too */
+	bool pattern;		   /* --pattern: sequential or random (src/report/pattern.h) */
 	bool help_shown;	   /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];	   /* why parsing failed */
 	unsigned long long given;  /* parsing only: options seen (a bit per option) */

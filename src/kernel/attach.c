@@ -104,6 +104,13 @@ static void load_aio(const struct tracer *t, const struct plan *plan)
 		load_pair(progtab_role(&t->progs, ROLE_AIO_WORK, src));
 }
 
+/* --pattern's block (ROLE_PATTERN) or bio program (bpf/pattern_blk.bpf.c). */
+static struct bpf_program *pattern_prog(const struct tracer *t, const struct plan *plan,
+					enum prog_role role)
+{
+	return progtab_role(&t->progs, role, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP)->entry;
+}
+
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
@@ -133,6 +140,10 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
 	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
 		load_aio(t, plan);
+	if (t->skel->rodata->pattern_blk)
+		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN), true);
+	if (t->skel->rodata->pattern_bio)
+		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN_BIO), true);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer) && layer != LAYER_AIO; op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
@@ -444,6 +455,32 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 	return 0;
 }
 
+/*
+ * --pattern's block and bio programs, after the device layers' own: on the
+ * same tracepoint theirs run first and record the request or bio
+ * (bpf/pattern_blk.bpf.c).
+ */
+static int attach_patterns(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	static const struct {
+		enum prog_role role;
+		const char *tp;
+	} progs[] = { { ROLE_PATTERN, "block_rq_issue" }, { ROLE_PATTERN_BIO, "block_bio_queue" } };
+
+	for (unsigned int i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bool on = progs[i].role == ROLE_PATTERN ? t->skel->rodata->pattern_blk
+							 : t->skel->rodata->pattern_bio;
+		int ret = on ? attach_lone(t, pattern_prog(t, plan, progs[i].role)) : 0;
+
+		if (ret) {
+			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s) for --pattern: %s",
+				 progs[i].tp, plan->btf ? "tp_btf" : "raw_tp", strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* A device layer (blk, bio): completion first, so no request or bio is
  * left open by us. */
 static int attach_blk(struct tracer *t, const struct plan *plan, unsigned int layer, char *err,
@@ -692,6 +729,8 @@ int tracer_start(struct tracer *t, const struct plan *plan, const struct config 
 		if (layer_is_device(layer) && plan->cells[layer][0].src != METHOD_NONE &&
 		    attach_blk(t, plan, layer, err, errsz))
 			return -1;
+	if (attach_patterns(t, plan, err, errsz))
+		return -1;
 	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
 	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))

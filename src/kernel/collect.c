@@ -7,6 +7,7 @@
 #include "cgname.h"
 #include "collect.h"
 #include "layers.h"
+#include "pattern_maps.h"
 #include "iostackbreak.skel.h"
 
 static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
@@ -334,6 +335,8 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = read_uring_parts(t, &snap->uring, ncpu);
 	if (!ret && t->plan->aio_parts)
 		ret = read_aio_parts(t, &snap->aio, ncpu);
+	if (!ret && pattern_on(t))
+		ret = pattern_read(t, &snap->patterns);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	/* Last: nothing ties it to the cells, so it stays out of their window. */
@@ -363,6 +366,7 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 void snapshot_free(struct snapshot *snap)
 {
 	breakdown_free(&snap->breakdowns);
+	pattern_free(&snap->patterns);
 }
 
 /* Adds id to the set *v of *n ids, once. */

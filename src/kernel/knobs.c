@@ -123,6 +123,22 @@ static void set_stacks(struct iostackbreak_bpf *skel, const struct config *cfg,
 	bpf_map__set_max_entries(skel->maps.stack_traces, keys * 4);
 }
 
+/*
+ * --pattern: the call level where the syscall layer times reads or writes
+ * as the root (its slot holds their file and position: want_args), the
+ * block level where blk is traced.
+ */
+static void set_pattern(rodata_t *ro, const struct config *cfg, const struct plan *plan)
+{
+	ro->pattern_calls = cfg->pattern && plan->root_layer == LAYER_SYSCALL &&
+			    (plan->cells[LAYER_SYSCALL][FSOP_READ].src != METHOD_NONE ||
+			     plan->cells[LAYER_SYSCALL][FSOP_WRITE].src != METHOD_NONE);
+	ro->pattern_blk = cfg->pattern && plan->cells[LAYER_BLK][0].src != METHOD_NONE;
+	ro->pattern_bio = cfg->pattern && plan->cells[LAYER_BIO][0].src != METHOD_NONE;
+	if (ro->pattern_calls)
+		ro->want_args = true;
+}
+
 /* Maps a plan does not use shrink to one entry: memory is the kernel's. */
 static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 		      const struct plan *plan, bool task_storage, long hash_slots, long fast_slots)
@@ -142,6 +158,16 @@ static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 	}
 	if (!config_breaks_down(cfg))
 		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
+	if (cfg->max_keys)
+		bpf_map__set_max_entries(skel->maps.patterns, cfg->max_keys);
+	if (!ro->pattern_calls && !ro->pattern_blk && !ro->pattern_bio)
+		bpf_map__set_max_entries(skel->maps.patterns, 1);
+	if (!ro->pattern_calls)
+		bpf_map__set_max_entries(skel->maps.pattern_files, 1);
+	if (!ro->pattern_blk && !ro->pattern_bio)
+		bpf_map__set_max_entries(skel->maps.pattern_disks, 1);
+	if (!ro->pattern_blk || !ro->trace_on)
+		bpf_map__set_max_entries(skel->maps.pattern_rqs, 1);
 	if (!cfg->per_cgroup)
 		bpf_map__set_max_entries(skel->maps.cgroup_paths, 1);
 	/* One program per request keys nothing by request. */
@@ -207,6 +233,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->root_layer = (__u32)plan->root_layer;
 	ro->timed_layers = plan_timed_layers(plan);
 	set_events(skel, cfg, tg, plan);
+	set_pattern(ro, cfg, plan);
 	ro->blk_origin_attached = blk && plan->blk_origin;
 	ro->blk_origin_sees_all =
 	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;

@@ -95,6 +95,10 @@ static const struct {
 	{ ROLE_JOURNAL_WAKER, LAYER_NONE, { PROG(tb_waking), 0 }, { PROG(rt_waking), 0 } },
 	/* sched_process_exit (lone, tp_btf only, as fast slots are) */
 	{ ROLE_THREAD_GONE, LAYER_NONE, { PROG(tb_thread_gone), 0 }, { 0, 0 } },
+	/* --pattern at block_rq_issue (lone): its cost is the blk layer's */
+	{ ROLE_PATTERN, LAYER_BLK, { PROG(tb_pattern_issue), 0 }, { PROG(rt_pattern_issue), 0 } },
+	/* --pattern at block_bio_queue (lone): the bio layer's cost */
+	{ ROLE_PATTERN_BIO, LAYER_BIO, { PROG(tb_pattern_bio), 0 }, { PROG(rt_pattern_bio), 0 } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "breakdown.h"
 #include "hist.h"
+#include "pattern_report.h"
 #include "stats.h"
 #include "uring_parts.h"
 #include "aio_parts.h"
@@ -24,6 +25,7 @@ struct snapshot {
 	struct cell_hist pages[NR_FS_OPS];	     /* calls that added pages */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
 	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
+	struct pattern_set patterns; /* --pattern, sorted by key */
 };
 
 #endif /* SNAPSHOT_H */

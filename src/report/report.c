@@ -6,6 +6,16 @@
 #include "layers.h"
 #include "report.h"
 
+void report_disk_name(const struct report *r, uint32_t dev, char *name, size_t namesz, char *kdev,
+		      size_t kdevsz)
+{
+	format_kdev(dev, kdev, kdevsz);
+	if (r->disk_name)
+		r->disk_name(dev, name, namesz);
+	else
+		snprintf(name, namesz, "%s", kdev);
+}
+
 double ns_to_unit(uint64_t ns, enum unit unit)
 {
 	return (double)ns / (double)unit_ns(unit);
@@ -385,6 +395,11 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		r->breakdowns = &r->own_breakdowns;
 		r->disk_name = disk_name;
 	}
+	if (cfg->pattern) {
+		if (pattern_diff(&r->own_patterns, &cur->patterns, &prev->patterns))
+			return -ENOMEM;
+		r->patterns = &r->own_patterns;
+	}
 	if (cfg->stats) {
 		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
 		r->stats = &r->own_stats;
@@ -403,6 +418,8 @@ void report_release(struct report *r)
 {
 	breakdown_free(&r->own_breakdowns);
 	r->breakdowns = NULL;
+	pattern_free(&r->own_patterns);
+	r->patterns = NULL;
 }
 
 static void note_gone(struct report *r, uint32_t dev, const char *name,

@@ -231,6 +231,8 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out, " io_uring opcode %u", e->opcode);
 	if (e->layer == LAYER_AIO)
 		fprintf(out, " iocb command %u", e->opcode);
+	if (e->flags & (EVF_SEQ | EVF_RANDOM))
+		fprintf(out, " %s", e->flags & EVF_SEQ ? "sequential" : "random");
 	event_text_details(out, c, e, lat);
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
@@ -358,6 +360,9 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 	json_object_object_add(o, "bytes",
 			       e->bytes != NO_POS ? json_object_new_uint64(e->bytes) : NULL);
 	json_object_object_add(o, "ret", json_object_new_int64(e->ret));
+	/* --pattern: was it sequential (only where judged: a read or write) */
+	if (e->flags & (EVF_SEQ | EVF_RANDOM))
+		json_object_object_add(o, "seq", json_object_new_boolean(!!(e->flags & EVF_SEQ)));
 	if (e->layer == LAYER_IO_URING || e->layer == LAYER_AIO)
 		json_object_object_add(o, "opcode", json_object_new_int64(e->opcode));
 	if (event_parts(c, e)) {

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include "bio_stack.h"
 #include "layers.h"
+#include "pattern_out.h"
 #include "report.h"
 #include "sink.h"
 #include "stacks_out.h"
@@ -60,11 +61,7 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	if (r->cfg->per_disk && layer_is_device(layer)) {
 		char name[32], dev[32];
 
-		format_kdev(e->key.dev, dev, sizeof(dev));
-		if (r->disk_name)
-			r->disk_name(e->key.dev, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "%s", dev);
+		report_disk_name(r, e->key.dev, name, sizeof(name), dev, sizeof(dev));
 		/* blk names its disk "disk"; bio, a device of a stack, "device". */
 		json_object_object_add(o, layer == LAYER_BIO ? "device" : "disk",
 				       json_object_new_string(name));
@@ -152,10 +149,17 @@ static void json_cell(struct sink *s, const struct report *r, unsigned int layer
 		json_object_array_add(js->skipped, skip);
 		return;
 	}
-	if (js->totals)
-		json_object_array_add(js->totals, cell_json(layer, op, &r->cells[layer][op]));
+	if (js->totals) {
+		json_object *t = cell_json(layer, op, &r->cells[layer][op]);
+
+		pattern_json_cell(t, r, layer, op);
+		json_object_array_add(js->totals, t);
+	}
 	if (!report_layer_broken_down(r, layer)) {
-		json_object_array_add(js->cells, cell_json(layer, op, &r->cells[layer][op]));
+		json_object *c = cell_json(layer, op, &r->cells[layer][op]);
+
+		pattern_json_cell(c, r, layer, op);
+		json_object_array_add(js->cells, c);
 		return;
 	}
 	for (size_t i = 0; i < r->breakdowns->n; i++)
@@ -418,6 +422,7 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(js->root, "totals", js->totals);
 	json_object_object_add(js->root, "skipped", js->skipped);
 	json_left_out(js->root, r);
+	pattern_json_rows(js->root, r);
 	if (r->plan->uring_parts)
 		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring, r->plan));
 	if (r->plan->aio_parts)

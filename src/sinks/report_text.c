@@ -8,6 +8,7 @@
 #include <string.h>
 #include "bio_stack.h"
 #include "layers.h"
+#include "pattern_out.h"
 #include "quote.h"
 #include "report.h"
 #include "sink.h"
@@ -710,6 +711,7 @@ static int text_end(struct sink *s, const struct report *r)
 		text_uring(s, r);
 	if (r->plan->aio_parts)
 		text_aio(s, r);
+	pattern_text(out, r);
 	/* The notes on the whole report, apart from the last table's rows. */
 	fputc('\n', out);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)

@@ -315,6 +315,9 @@ static void put_request(struct trace_writer *t, const struct decided *call,
 	json_object_object_add(args, "bytes", json_object_new_uint64(r->bytes));
 	json_object_object_add(args, "disk", json_object_new_string(disk));
 	json_object_object_add(args, "submitter_tid", json_object_new_int64(r->tid));
+	json_object_object_add(args, "sector", json_object_new_uint64(r->sector));
+	if (r->flags & (EVF_SEQ | EVF_RANDOM))
+		json_object_object_add(args, "seq", json_object_new_boolean(!!(r->flags & EVF_SEQ)));
 	if (r->error)
 		json_object_object_add(args, "error", json_object_new_boolean(1));
 	json_object_object_add(o, "args", args);

@@ -86,6 +86,10 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		} else if (r->role == ROLE_OFFCPU) {
 			snprintf(in, sz, "%s/sched_switch", kind);
 			snprintf(out, sz, "%s/sched_wakeup", kind);
+		} else if (r->role == ROLE_PATTERN) {
+			snprintf(in, sz, "%s/block_rq_issue", kind);
+		} else if (r->role == ROLE_PATTERN_BIO) {
+			snprintf(in, sz, "%s/block_bio_queue", kind);
 		} else if (r->role == ROLE_URING_PUNT) {
 			snprintf(in, sz, "%s/io_uring_queue_async_work", kind);
 		} else if (r->role == ROLE_URING_POLL) {
@@ -169,6 +173,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
 		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK ||
 		    r->role == ROLE_THREAD_GONE || r->role == ROLE_AIO_COMPLETE ||
+		    r->role == ROLE_PATTERN || r->role == ROLE_PATTERN_BIO ||
 		    r->role == ROLE_URING_IOWQ_RUN) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));
