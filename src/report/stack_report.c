@@ -45,10 +45,16 @@ void stack_report_free(struct stack_report *r)
 	r->nr_entries = 0;
 }
 
+/*
+ * The tracepoint's dispatch: __bpf_trace_* called straight from the
+ * tracepoint while one probe is attached to it, through the iterator
+ * __traceiter_* over its probes while there are more (another tool's
+ * program, or ftrace, on the same tracepoint).
+ */
 static bool is_tracer_frame(const char *name)
 {
 	return !strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
-	       !strncmp(name, "__bpf_trace_", 12);
+	       !strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "__traceiter_", 12);
 }
 
 /* The frames of stack id: kernel (uname NULL) or user of tgid. */

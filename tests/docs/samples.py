@@ -202,7 +202,7 @@ def samples(scratch):
               "200", "-s", "10", "-r", "200", "-q", "8", scratch.path("uring")])
     out["uring"] = between(ur, r"^LAYER", r"^\(times in")
     # The aio layer's line of the plan (fentry or kprobes, or why not).
-    out["aio-plan"] = [l for l in run([TOOL, "--plan", "--check", "-T", "aio"])
+    out["aio-plan"] = [l for l in run([TOOL, "--plan", "--check"])
                        if l.startswith("aio ")]
     st = run([TOOL, "-u", "-T", "syscall", "--stats", "--no-parts", "--", WORK,
               "-c", "pread", "100000", data])
