@@ -282,11 +282,7 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->writeback_pages = c->writeback_pages - p->writeback_pages;
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
 			t->lock_ns[k] = c->lock_ns[k] - p->lock_ns[k];
-		for (unsigned int part = 0; part < NR_PARTS; part++) {
-			cell_diff(&r->parts[op][part], &cur->parts[op][part],
-				  &prev->parts[op][part]);
-			cell_pad_zeros(&r->parts[op][part], t->count);
-		}
+		cell_diff_parts(r->parts[op], cur->parts[op], prev->parts[op], NR_PARTS, t->count);
 		cell_diff(&r->pages[op], &cur->pages[op], &prev->pages[op]);
 		cell_pad_zeros(&r->pages[op], t->count);
 	}
