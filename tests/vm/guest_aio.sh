@@ -37,18 +37,6 @@ set -uo pipefail
 
 SECS=${1:-2}
 . guest_lib.sh
-# diskstats fields of a disk: reads, writes, flushes completed.
-stat_of() { awk -v d="$1" -v f="$2" '$3 == d { print $f }' /proc/diskstats; }
-reads_of() { stat_of "$1" 4; }
-writes_of() { stat_of "$1" 8; }
-flushes_of() { stat_of "$1" 19; }
-check_eq() { # NAME GOT WANT
-	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" && $2 -gt 0 ]]; then
-		pass "$1 ($2)"
-	else
-		fail "$1" "got ${2:-nothing}, want $3"
-	fi
-}
 # within NAME GOT WANT PCT: |GOT - WANT| <= PCT% of WANT
 within() {
 	if [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ && $3 -gt 0 ]] &&
@@ -125,15 +113,15 @@ check_run() {
 	# an interrupt's completion during ours) is counted when its iocb
 	# comes back: counted + missed = fio's.
 	missed=$(jq '.dropped_by_reason.aio_completion_missed' <<<"$rep")
-	check_eq "$name: aio $op requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
-	check_eq "$name: their block requests" "$(aio "$rep" "$op" blk_requests)" "$n"
-	check_eq "$name: their bytes / 4096" "$(($(aio "$rep" "$op" blk_bytes) / 4096))" "$n"
+	check_count "$name: aio $op requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
+	check_count "$name: their block requests" "$(aio "$rep" "$op" blk_requests)" "$n"
+	check_count "$name: their bytes / 4096" "$(($(aio "$rep" "$op" blk_bytes) / 4096))" "$n"
 	parts_add_up "$name" "$rep" "$op"
-	check_eq "$name: no other drop (dropped - missed + 1)" \
+	check_count "$name: no other drop (dropped - missed + 1)" \
 		"$(($(jq '.dropped' <<<"$rep") - missed + 1))" 1
 	if [[ -n $dev ]]; then
-		check_eq "$name: blk $blkop = total_ios" "$(cell "$rep" blk "$blkop" count)" "$ios"
-		check_eq "$name: diskstats $dev $blkop delta" "$disk" "$ios"
+		check_count "$name: blk $blkop = total_ios" "$(cell "$rep" blk "$blkop" count)" "$ios"
+		check_count "$name: diskstats $dev $blkop delta" "$disk" "$ios"
 	fi
 	if ((depth == 1)); then
 		# fio stamps a request's issue once io_submit returned, and its
@@ -188,14 +176,14 @@ for target in vdd file; do
 				where=(--filename=/mnt/ext4/aio.dat --size=64M)
 				dev=
 			fi
-			rb=$(reads_of vdd) wb=$(writes_of vdd)
+			rb=$(disk_reads vdd) wb=$(disk_writes vdd)
 			# Iodepth 1: fio reaps by polling the ring, in user space.
 			reap=()
 			((depth == 1)) && reap=(--userspace_reap=1 --iodepth_batch_complete_min=0)
 			run_fio "$name" -- "${where[@]}" --ioengine=libaio --direct=1 --bs=4k \
 				--rw=$rw --iodepth=$depth --runtime="$SECS" --time_based \
 				--lat_percentiles=1 --slat_percentiles=1 "${reap[@]}" || continue
-			if [[ $op == read ]]; then disk=$(($(reads_of vdd) - rb)); else disk=$(($(writes_of vdd) - wb)); fi
+			if [[ $op == read ]]; then disk=$(($(disk_reads vdd) - rb)); else disk=$(($(disk_writes vdd) - wb)); fi
 			check_run "$name" "$op" "$dev" "$depth"
 		done
 	done
@@ -231,7 +219,7 @@ if [[ -d /sys/kernel/config/nullb ]] && mkdir "$nb" 2>/dev/null &&
 		ios=$(jq "[.jobs[].$op.total_ios] | add" /tmp/fio.json)
 		n=$(cell "$rep" aio "$op" count)
 		missed=$(jq '.dropped_by_reason.aio_completion_missed' <<<"$rep")
-		check_eq "$name: aio $op requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
+		check_count "$name: aio $op requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
 		within "$name: async p50 vs fio clat" "$(part "$rep" "$op" async p50_ns)" \
 			"$(jq -r ".jobs[0].$op.clat_ns.percentile[\"50.000000\"]" /tmp/fio.json)" 10
 		within "$name: p50 vs fio lat" "$(cell "$rep" aio "$op" p50_ns)" \
@@ -266,9 +254,9 @@ run_fio "cached buffered read" -u -- --filename=/mnt/ext4/aio.dat --size=16M --i
 	--direct=0 --invalidate=0 --bs=4k --rw=read --iodepth=1 &&
 	{
 		ios=$(jq '.jobs[0].read.total_ios' /tmp/fio.json)
-		check_eq "cached read: aio read requests = fio total_ios" "$(cell "$rep" aio read count)" "$ios"
-		check_eq "cached read: all inline" "$(aio "$rep" read inline)" "$ios"
-		check_eq "cached read: no block request" "$(($(aio "$rep" read blk_requests) + 1))" 1
+		check_count "cached read: aio read requests = fio total_ios" "$(cell "$rep" aio read count)" "$ios"
+		check_count "cached read: all inline" "$(aio "$rep" read inline)" "$ios"
+		check_count "cached read: no block request" "$(($(aio "$rep" read blk_requests) + 1))" 1
 	}
 rm -f /tmp/aio.txt
 iostackbreak -T aio -u -- fio --name=c --filename=/mnt/ext4/aio.dat --size=16M --ioengine=libaio \
@@ -300,24 +288,24 @@ run_aiowork() { # NAME AIOWORK ARGS: the tool runs aiowork; $rep, $done_line
 	fi
 }
 did() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$done_line"; }
-fb=$(flushes_of vdd)
+fb=$(disk_flushes vdd)
 run_aiowork "fdsync" -D -s fdsync -n 100 /dev/vdd &&
 	{
-		disk=$(($(flushes_of vdd) - fb))
-		check_eq "fdsync: aio write requests" "$(cell "$rep" aio write count)" "$(did writes)"
-		check_eq "fdsync: aio fdsync requests" "$(cell "$rep" aio fdsync count)" "$(did syncs)"
-		check_eq "fdsync: their flushes = diskstats flushes" "$(aio "$rep" fdsync blk_flushes)" "$disk"
-		check_eq "fdsync: blk flushes = diskstats flushes" "$(cell "$rep" blk flush count)" "$disk"
+		disk=$(($(disk_flushes vdd) - fb))
+		check_count "fdsync: aio write requests" "$(cell "$rep" aio write count)" "$(did writes)"
+		check_count "fdsync: aio fdsync requests" "$(cell "$rep" aio fdsync count)" "$(did syncs)"
+		check_count "fdsync: their flushes = diskstats flushes" "$(aio "$rep" fdsync blk_flushes)" "$disk"
+		check_count "fdsync: blk flushes = diskstats flushes" "$(cell "$rep" blk flush count)" "$disk"
 		w=$(part "$rep" fdsync worker sum_ns)
 		[[ ${w:-0} -gt 0 ]] && pass "fdsync: worker time $w ns" || fail "fdsync: worker time" "${w:-none}"
 		parts_add_up "fdsync" "$rep" fdsync
 	}
 run_aiowork "fsync and poll on ext4" -s fsync -n 50 -p 50 /mnt/ext4/aw.dat &&
 	{
-		check_eq "ext4: aio fsync requests" "$(cell "$rep" aio fsync count)" "$(did syncs)"
-		check_eq "ext4: aio poll requests" "$(cell "$rep" aio poll count)" "$(did polls)"
-		check_eq "ext4: polls of a file inline" "$(aio "$rep" poll inline)" "$(did polls)"
-		check_eq "ext4: buffered writes inline" "$(aio "$rep" write inline)" "$(did writes)"
+		check_count "ext4: aio fsync requests" "$(cell "$rep" aio fsync count)" "$(did syncs)"
+		check_count "ext4: aio poll requests" "$(cell "$rep" aio poll count)" "$(did polls)"
+		check_count "ext4: polls of a file inline" "$(aio "$rep" poll inline)" "$(did polls)"
+		check_count "ext4: buffered writes inline" "$(aio "$rep" write inline)" "$(did writes)"
 		w=$(part "$rep" fsync worker sum_ns)
 		[[ ${w:-0} -gt 0 ]] && pass "ext4 fsync: worker time $w ns" || fail "ext4 fsync: worker time" "${w:-none}"
 		parts_add_up "ext4 fsync" "$rep" fsync
@@ -333,10 +321,10 @@ fiopid=$!
 iostackbreak -T aio,blk --json -p "$fiopid" >/tmp/aio.json 2>/tmp/aio.err &
 tool=$!
 if await /tmp/aio.err 'Hit Ctrl-C to end' "$tool" 300; then
-	rb=$(reads_of vdd)
+	rb=$(disk_reads vdd)
 	echo go >/tmp/go
 	wait "$fiopid"
-	disk=$(($(reads_of vdd) - rb))
+	disk=$(($(disk_reads vdd) - rb))
 	kill -INT "$tool"
 	wait "$tool"
 	rep=$(grep '^{' /tmp/aio.json | tail -n 1)
@@ -353,12 +341,12 @@ fi
 # came during one of ours is not seen; its iocb's next submission finds
 # the entry and counts it, or the end of the run once fio has exited
 # (aio_completion_missed). Counted + missed = fio.
-rb=$(reads_of vdd)
+rb=$(disk_reads vdd)
 run_fio "kprobe vdd randread QD8" --attach=kprobe -- --filename=/dev/vdd --size=60M \
 	--ioengine=libaio --direct=1 --bs=4k --rw=randread --iodepth=8 --runtime="$SECS" \
 	--time_based --lat_percentiles=1 &&
 	{
-		disk=$(($(reads_of vdd) - rb))
+		disk=$(($(disk_reads vdd) - rb))
 		check_run "kprobe vdd randread QD8" read vdd 8
 	}
 
@@ -369,15 +357,15 @@ run_fio "events" --slower=0 --trace=/tmp/aio.trace -- --filename=/dev/vdd --size
 	{
 		ios=$(jq '.jobs[0].read.total_ios' /tmp/fio.json)
 		ev=$(grep '^{"event"' /tmp/aio.json | jq -s '[.[] | select(.layer == "aio" and .op == "read")]')
-		check_eq "events: one per aio read" "$(jq length <<<"$ev")" "$ios"
+		check_count "events: one per aio read" "$(jq length <<<"$ev")" "$ios"
 		bad=$(jq '[.[] | select(([.parts[]] | add) != .latency_ns)] | length' <<<"$ev")
-		check_eq "events: parts add up to each latency (bad + 1)" "$((bad + 1))" 1
-		check_eq "events: one block request each" \
+		check_count "events: parts add up to each latency (bad + 1)" "$((bad + 1))" 1
+		check_count "events: one block request each" \
 			"$(jq '[.[] | select(.blk.requests == 1)] | length' <<<"$ev")" "$ios"
-		check_eq "trace: one aio slice per read" \
+		check_count "trace: one aio slice per read" \
 			"$(jq '[.traceEvents[] | select(.ph == "b" and .cat == "aio")] | length' /tmp/aio.trace)" \
 			"$ios"
 	}
 
-echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped"
+guest_result
 ((nfail == 0))
