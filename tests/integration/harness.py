@@ -749,6 +749,18 @@ def held_prog_ids(pid):
     return ids
 
 
+def held_prog_runs(pid):
+    """{program name: runs} of the BPF programs a process holds: counted only
+    while some process holds BPF stats on (iostackbreak --stats does)."""
+    runs = {}
+    for prog_id in held_prog_ids(pid):
+        p = run("bpftool", "-j", "prog", "show", "id", str(prog_id))
+        if p.returncode == 0:
+            info = json.loads(p.stdout)
+            runs[info.get("name", str(prog_id))] = info.get("run_cnt", 0)
+    return runs
+
+
 def recursion_misses(pid):
     """The runs the kernel skipped of the BPF programs a process holds
     because the same program was already running on that CPU (an interrupt

@@ -17,7 +17,7 @@ from harness import (IOWORK, KEYED, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog
 from harness import test
 from harness import Process, run_process
 from test_breakdown import cgroup2_root, check_report, keyed
-from harness import held_prog_ids, recursion_misses
+from harness import held_prog_ids, held_prog_runs, recursion_misses
 from test_host import biolatency_total
 
 
@@ -343,6 +343,9 @@ def thirty_two_fio_jobs_counted_exactly():
             merged = reads_merged(loop.name) - merged
             rep = tool.stop_json()[0]
             their_misses = recursion_misses(bio.pid)
+            # Its programs' runs while our --stats held BPF stats on: what
+            # each tool's programs saw, should the counts ever differ.
+            their_runs = held_prog_runs(bio.pid)
             bio.send_signal(signal.SIGINT)
             bout, berr = bio.communicate(timeout=30)
         finally:
@@ -369,7 +372,9 @@ def thirty_two_fio_jobs_counted_exactly():
     # the next run: 8,665,017 each, 0 misses each. A difference with no
     # misses to explain it fails here.
     ours_missed = sum(l.get("recursion_misses", 0) for l in stats["layers"])
-    print(f"    recursion misses: biolatency {their_misses}, ours {ours_missed}", flush=True)
+    print(f"    recursion misses: biolatency {their_misses}, ours {ours_missed}; program runs: "
+          f"biolatency {their_runs}, ours {[(l['layer'], l.get('runs')) for l in stats['layers']]}",
+          flush=True)
     assert blk - their_misses <= theirs <= blk + ours_missed, \
         (theirs, blk, their_misses, ours_missed, berr)
     # Two jobs' reads of neighbouring blocks can merge into one request:
