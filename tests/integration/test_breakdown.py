@@ -352,7 +352,11 @@ def cgroup_selects_only_the_process_inside_it():
         check_report(rep, split=("pid",))
         assert {c["pid"] for c in rep["cells"]} == {inside.pid}, rep["cells"]
         assert keyed(rep, "syscall", "read", pid=inside.pid) == 210
-        assert keyed(rep, "blk", "read", pid=inside.pid) == 210
+        # Every read of the process inside is a request, counted or, where
+        # the kernel hid its completion from BPF, counted missed (once in a
+        # fresh-clone run the count alone was short; the outside process's
+        # requests are filtered out and their leftovers count nothing).
+        check_blk_count(rep, keyed(rep, "blk", "read", pid=inside.pid), 210, "inside")
 
 
 CONTAINER = "5f0c" * 16

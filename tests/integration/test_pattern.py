@@ -343,9 +343,9 @@ def pattern_events_say_seq_and_the_sector():
                           "--number_ios=500")
         rc, stdout, err = tool.stop()
         assert rc == 0, err
-        lines = [json.loads(x) for x in stdout.splitlines() if x.strip()]
-        events = [e for e in lines if e.get("event") == "io" and e["op"] == "read"]
-        rep = [o for o in lines if "cells" in o][-1]
+        printed = [json.loads(x) for x in stdout.splitlines() if x.strip()]
+        events = [e for e in printed if e.get("event") == "io" and e["op"] == "read"]
+        rep = [o for o in printed if "cells" in o][-1]
         # fio's log replayed: the verdict at each offset, in order.
         end, want = 0, []
         for line in lines:
