@@ -242,7 +242,9 @@ static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct 
 	if (rq && bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
 		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 
-	if (wanted && (filter_dev || per_disk)) {
+	/* The disk, also unfiltered: the run's end asks whether its disk
+	 * was idle (blk_leftovers.c), not whether every disk was. */
+	if (wanted) {
 		v.dev = rq ? rq_dev(rq, btf) : bio_dev(bio);
 		wanted = !filter_dev || v.dev == targ_dev;
 	}
