@@ -408,6 +408,15 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	preflush = !v->excluded && (!start || per_flags) && rq_preflush_only(rq, cmd_flags);
 	if (!start && preflush)
 		start = v->origin_ns;
+	/*
+	 * Let in where it started, but its issue was never seen: the kernel
+	 * skipped that run of the program (one that would nest in another,
+	 * as a queue run from a completion's softirq can). Timed from issue,
+	 * it cannot be timed: counted missed, so that counts plus missed
+	 * stay diskstats'.
+	 */
+	if (!start && !v->excluded)
+		count_drop(DROP_RQ_COMPLETION_MISSED);
 	if (start) {
 		__u32 op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;
