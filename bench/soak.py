@@ -33,7 +33,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOOL = os.environ.get("IOSB_TOOL") or os.path.join(ROOT, "build", "iostackbreak")
 IOWORK = os.path.join(ROOT, "build", "iowork")
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from harness import FtraceInstance, diskstats, host_hides_completions, kernel_dev_t  # noqa: E402
+from harness import (FtraceInstance, diskstats, host_hides_completions, kernel_dev_t,  # noqa: E402
+                     on_pid1)
 
 
 def rss_kib(pid):
@@ -137,8 +138,7 @@ def main():
             out, _ = tool.communicate()
             failures.append("the tool did not stop on SIGINT in 10 s")
         hidden_empty = sum(1 for line in empties.stop().splitlines()
-                           if "block_rq_complete:" in line and
-                           line[line.index("(") + 1:line.index(")")].strip() == "1" and
+                           if "block_rq_complete:" in line and on_pid1(line) and
                            line.split("block_rq_complete:")[1].split()[1].startswith("W"))
         empties.close()
         subprocess.run(["losetup", "-d", dev])

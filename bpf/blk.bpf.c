@@ -164,11 +164,10 @@ static __always_inline __u32 seen_bytes(struct request *rq, struct bio *bio, boo
  *   before the kernel sets start_time_ns (blk_account_io_start), so there
  *   every entry found is such a leftover and start_time_ns is not compared.
  *   A leftover that was filtered out (excluded) is replaced uncounted: no
- *   count of ours lacks it. Such as the device flush of the disk under a
+ *   count of ours lacks it: such as the device flush of the disk under a
  *   loop device (each flush of the loop device makes one there) when -d
- *   names the loop device: before this, a hidden completion of it was
- *   counted as the loop device's missed. Gone by the lookup: its
- *   completion deleted it, nothing was missed.
+ *   names the loop device. Gone by the lookup: its completion deleted
+ *   it, nothing was missed.
  * Returns 1 when the old entry was kept.
  */
 static __always_inline int rq_record(__u64 key, struct rq_start *v)
@@ -410,10 +409,9 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 		start = v->origin_ns;
 	/*
 	 * Let in where it started, but its issue was never seen: the kernel
-	 * skipped that run of the program (one that would nest in another,
-	 * as a queue run from a completion's softirq can). Timed from issue,
-	 * it cannot be timed: counted missed, so that counts plus missed
-	 * stay diskstats'.
+	 * skipped that run of the program (one that would nest in another).
+	 * Timed from issue, it cannot be timed: counted missed, so that
+	 * counts plus missed stay diskstats'.
 	 */
 	if (!start && !v->excluded)
 		count_drop(DROP_RQ_COMPLETION_MISSED);

@@ -663,9 +663,14 @@ class HiddenCompletions:
             if line.startswith("#") or "block_rq_complete:" not in line:
                 continue
             total += 1
-            # "comm-tid (   tgid) [cpu] flags time: event: ..."
-            hidden += line[line.index("(") + 1:line.index(")")].strip() == "1"
+            hidden += on_pid1(line)
         return total, hidden
+
+
+def on_pid1(line):
+    """Did this ftrace line (record-tgid) run on top of a thread of PID 1?
+    "comm-tid (   tgid) [cpu] flags time: event: ..." """
+    return line[line.index("(") + 1:line.index(")")].strip() == "1"
 
 
 def fincore_pages(path):
