@@ -394,6 +394,19 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	if (blk_stamped)
 		return blk_complete_stamped(rq, error, nr_bytes, btf);
 	v = bpf_map_lookup_elem(&rq_starts, &key);
+	/*
+	 * The entry of the struct's earlier use, whose completion the kernel
+	 * ran no program for, and whose next use nothing traced saw start (a
+	 * device flush under -Q is first seen here): the kernel's start
+	 * stamp tells the uses apart. That completion was missed; this one
+	 * is new.
+	 */
+	if (v && v->alloc_ns && v->alloc_ns != rq_start_ns(rq)) {
+		if (!v->excluded)
+			count_drop(DROP_RQ_COMPLETION_MISSED);
+		bpf_map_delete_elem(&rq_starts, &key);
+		v = NULL;
+	}
 	if (!v)
 		v = blk_flush_unseen(rq, key, cmd_flags, btf);
 	if (!v)

@@ -153,22 +153,36 @@ struct request___flush_list {
 	} flush;
 } __attribute__((preserve_access_index));
 
-static __always_inline __u64 flush_first_requester(struct request *flush_rq)
+/* The flush queue a device flush serves (flush_queue[flush_running_idx]). */
+static __always_inline struct list_head *flush_running_list(struct request *flush_rq)
 {
 	struct blk_flush_queue *fq = BPF_CORE_READ(flush_rq, mq_hctx, fq);
-	struct list_head *head, *first;
 	__u32 idx;
 
 	if (!fq)
-		return 0;
+		return NULL;
 	idx = BPF_CORE_READ_BITFIELD_PROBED(fq, flush_running_idx);
-	head = &fq->flush_queue[idx & 1];
+	return &fq->flush_queue[idx & 1];
+}
+
+/* The request a flush queue's list node belongs to. */
+static __always_inline __u64 flush_list_request(struct list_head *node)
+{
+	if (bpf_core_field_exists(((struct request___flush_list *)0)->flush.list))
+		return (__u64)node - bpf_core_field_offset(struct request___flush_list, flush.list);
+	return (__u64)node - bpf_core_field_offset(struct request, queuelist);
+}
+
+static __always_inline __u64 flush_first_requester(struct request *flush_rq)
+{
+	struct list_head *head = flush_running_list(flush_rq), *first;
+
+	if (!head)
+		return 0;
 	first = BPF_CORE_READ(head, next);
 	if (!first || first == head)
 		return 0;
-	if (bpf_core_field_exists(((struct request___flush_list *)0)->flush.list))
-		return (__u64)first - bpf_core_field_offset(struct request___flush_list, flush.list);
-	return (__u64)first - bpf_core_field_offset(struct request, queuelist);
+	return flush_list_request(first);
 }
 
 /*
@@ -184,6 +198,104 @@ static __always_inline struct rq_start *preflush_bio_entry(struct request *rq, _
 	return *bkey ? bpf_map_lookup_elem(&rq_starts, bkey) : NULL;
 }
 
+/* A request's start as the kernel keeps it (0 where it keeps none). */
+static __always_inline __u64 rq_start_ns(struct request *rq)
+{
+	if (!bpf_core_field_exists(rq->start_time_ns))
+		return 0;
+	return BPF_CORE_READ(rq, start_time_ns);
+}
+
+/*
+ * An empty PREFLUSH write, first seen now, begun at the kernel's start
+ * (it is never issued; without block_io_start nothing sees it before).
+ */
+static __always_inline void preflush_write_seen(struct request *rq, __u64 key, __u64 start,
+						bool btf)
+{
+	struct rq_start v = { .origin_ns = start, .issue_ns = start, .alloc_ns = start }, *b;
+	__u64 bkey;
+
+	/* Insert (before 6.5) never sees it either: blk_insert_flush()
+	 * takes it first. Its bio was seen at block_getrq where that is
+	 * attached; else whose it was is not known here. */
+	b = blk_preflush_bios ? preflush_bio_entry(rq, &bkey) : NULL;
+	if (b) {
+		v = *b;
+		bpf_map_delete_elem(&rq_starts, &bkey);
+		v.origin_ns = v.issue_ns = v.alloc_ns = start;
+	} else if (blk_origin_attached && (task_filtered() || nr_files))
+		v.excluded = 1;
+	else
+		__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
+	if (!v.excluded) {
+		v.dev = rq_dev(rq, btf);
+		v.excluded = filter_dev && v.dev != targ_dev;
+	}
+	rq_record(key, &v);
+}
+
+/*
+ * rq_preflush_only() for a request waiting on the flush queue, read with
+ * probes (a pointer from a list, not a traced argument). A PREFLUSH/FUA
+ * write waiting for its post-flush has no bytes left and no rq->bio
+ * either: its data completion moved past the bio but did not end it
+ * (RQF_FLUSH_SEQ), and rq->biotail still holds it, pages and all
+ * (blk_flush_restore_request() puts it back).
+ */
+static __always_inline bool flush_waiter_preflush_only(struct request *rq)
+{
+	struct bio *bio;
+
+	if ((rq_cmd_flags(rq, false) & KREQ_OP_MASK) != KREQ_OP_WRITE ||
+	    BPF_CORE_READ(rq, __data_len))
+		return false;
+	bio = BPF_CORE_READ(rq, bio) ?: BPF_CORE_READ(rq, biotail);
+	return bio && !BPF_CORE_READ(bio, bi_vcnt);
+}
+
+/* A flush's waiters recorded when it is sent; any more (rare) are first
+ * seen at their completion. */
+#define FLUSH_WAITERS_SEEN 32
+
+/*
+ * Where block_io_start is not traced, the empty PREFLUSH writes a device
+ * flush serves are recorded when it is sent, not first at their
+ * completion: flush_end_io() completes them in the flush's completion
+ * context, so when the kernel runs no program for that completion it runs
+ * none for theirs either, and a write first seen there would be lost
+ * uncounted. Recorded now, its entry outlives the hidden completion and
+ * is counted missed, as the flush's is (rq_record, blk_leftovers.c).
+ */
+static __always_inline void flush_waiters_seen(struct request *flush_rq)
+{
+	struct list_head *head = flush_running_list(flush_rq), *node;
+	struct rq_start *v;
+	struct request *rq;
+	__u64 key, start;
+
+	if (!head)
+		return;
+	node = BPF_CORE_READ(head, next);
+	for (int i = 0; i < FLUSH_WAITERS_SEEN && node && node != head; i++) {
+		key = flush_list_request(node);
+		rq = (struct request *)key;
+		node = BPF_CORE_READ(node, next);
+		if (!flush_waiter_preflush_only(rq))
+			continue;
+		start = rq_start_ns(rq);
+		if (!start)
+			continue;
+		/* Recorded for this use already (an earlier flush of the
+		 * sequence); an entry of the struct's earlier use, whose
+		 * completion was hidden too, is counted missed and replaced
+		 * (rq_record). */
+		v = bpf_map_lookup_elem(&rq_starts, &key);
+		if (!v || v->alloc_ns != start)
+			preflush_write_seen(rq, key, start, false);
+	}
+}
+
 /*
  * Records a device flush as one request of whoever asked for it first:
  * its submitter, its filter verdict, its call. origin_ns: when the flush
@@ -193,9 +305,14 @@ static __always_inline struct rq_start *preflush_bio_entry(struct request *rq, _
 static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 origin_ns,
 					   __u64 issue_ns, bool btf)
 {
-	__u64 first = flush_first_requester(rq), bkey;
-	struct rq_start *req = first ? bpf_map_lookup_elem(&rq_starts, &first) : NULL;
-	struct rq_start v = {};
+	struct rq_start *req = NULL, v = {};
+	__u64 first, bkey;
+
+	if (!blk_origin_sees_all)
+		flush_waiters_seen(rq);
+	first = flush_first_requester(rq);
+	if (first)
+		req = bpf_map_lookup_elem(&rq_starts, &first);
 
 	/* Before 6.5 the requester is known by its bio (preflush_bio_entry). */
 	if (!req && first && blk_preflush_bios)
@@ -225,14 +342,6 @@ static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 
 	rq_record(key, &v);
 }
 
-/* A request's start as the kernel keeps it (0 where it keeps none). */
-static __always_inline __u64 rq_start_ns(struct request *rq)
-{
-	if (!bpf_core_field_exists(rq->start_time_ns))
-		return 0;
-	return BPF_CORE_READ(rq, start_time_ns);
-}
-
 /*
  * At a completion of a request we hold no entry for: a device flush whose
  * issue we do not trace (-Q from block_io_start), or an empty PREFLUSH
@@ -255,26 +364,7 @@ static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u
 	if (op == KREQ_OP_FLUSH && rq_is_device_flush(rq)) {
 		blk_flush_seen(rq, key, start, start, btf);
 	} else if (op == KREQ_OP_WRITE && rq_preflush_only(rq, cmd_flags)) {
-		struct rq_start v = { .origin_ns = start, .issue_ns = start, .alloc_ns = start }, *b;
-		__u64 bkey;
-
-		/* Insert (before 6.5) never sees it either: blk_insert_flush()
-		 * takes it first. Its bio was seen at block_getrq where that is
-		 * attached; else whose it was is not known here. */
-		b = blk_preflush_bios ? preflush_bio_entry(rq, &bkey) : NULL;
-		if (b) {
-			v = *b;
-			bpf_map_delete_elem(&rq_starts, &bkey);
-			v.origin_ns = v.issue_ns = v.alloc_ns = start;
-		} else if (blk_origin_attached && (task_filtered() || nr_files))
-			v.excluded = 1;
-		else
-			__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
-		if (!v.excluded) {
-			v.dev = rq_dev(rq, btf);
-			v.excluded = filter_dev && v.dev != targ_dev;
-		}
-		rq_record(key, &v);
+		preflush_write_seen(rq, key, start, btf);
 	} else {
 		return NULL;
 	}

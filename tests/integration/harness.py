@@ -420,6 +420,11 @@ class Work:
         self.proc.communicate(timeout=timeout)
         assert self.proc.returncode == 0, f"{self.args} exited {self.proc.returncode}"
 
+    def stop(self):
+        """Ends it, whatever phase it is in (a test's cleanup before it
+        unmounts the file system the workload holds open)."""
+        stop_group(self.proc)
+
     def finish(self, timeout=120):
         """Waits for the measured phase to end; returns the result fields."""
         out, err = self.proc.communicate(timeout=timeout)

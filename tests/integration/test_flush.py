@@ -71,7 +71,7 @@ def run_pattern(name, args, sysop, journal, cache, tmp):
     loop = LoopDevice(tmp, size_mib=256, name=f"{name}.img")
     mnt = os.path.join(tmp, name)
     os.mkdir(mnt)
-    ftr = None
+    ftr = work = None
     tools = []
     try:
         # No lazy init: no background writer on the disk during the window.
@@ -126,6 +126,8 @@ def run_pattern(name, args, sysop, journal, cache, tmp):
                 t.stop()
         if ftr:
             ftr.close()
+        if work:
+            work.stop()  # it holds its file open: the unmount waits for it
         unmount(mnt)  # checked: the loop device is detached next
         loop.close()
 
