@@ -5,6 +5,7 @@ man page."""
 
 import json
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -207,14 +208,20 @@ def per_disk_counts_equal_diskstats_on_two_loop_devices():
             da = [x - y for x, y in zip(after[0], before[0])]
             db = [x - y for x, y in zip(after[1], before[1])]
             assert da[0] == 150 and db[1] == 230, (da, db)
-            assert keyed(rep, "blk", "read", disk=a.name) == 150, rep["cells"]
-            assert keyed(rep, "blk", "write", disk=b.name) == 230, rep["cells"]
-            assert keyed(rep, "blk", "write", disk=a.name) == da[1]
-            assert keyed(rep, "blk", "read", disk=b.name) == db[0]
+            # Each disk's reads and writes against its diskstats: at most
+            # them, and short over both by exactly the completions the
+            # kernel ran no program for (check_blk_count; measured once in
+            # a suite run: b's writes 228 + 2 missed).
+            truth = {("read", a.name): 150, ("write", a.name): da[1],
+                     ("read", b.name): db[0], ("write", b.name): 230}
+            got = {k: keyed(rep, "blk", k[0], disk=k[1]) for k in truth}
+            assert all(got[k] <= truth[k] for k in truth), (got, truth)
+            check_blk_count(rep, sum(got.values()), sum(truth.values()), "two loop devices")
             # Every request is in one key: keys add up to the totals.
             for op in ("read", "write"):
                 assert keyed(rep, "blk", op) == total(rep, "blk", op), rep
-            # The text breakdown shows the same counts per disk.
+            # The text breakdown shows its counts per disk, and what it
+            # missed on its last line ("N request_completion_missed").
             rc, out, err = text.stop()
             assert rc == 0, err
             rows = {}
@@ -222,8 +229,11 @@ def per_disk_counts_equal_diskstats_on_two_loop_devices():
                 f = line.split()
                 if len(f) > 3 and f[0] == "blk" and f[2] in (a.name, b.name):
                     rows[(f[1], f[2])] = int(f[3].replace(",", ""))
-            assert rows.get(("read", a.name)) == 150, out
-            assert rows.get(("write", b.name)) == 230, out
+            m = re.search(r"(\d+) request_completion_missed", out)
+            text_missed = int(m.group(1)) if m else 0
+            assert all(rows.get(k, 0) <= truth[k] for k in truth), (rows, truth)
+            assert sum(rows.get(k, 0) for k in truth) + text_missed == sum(truth.values()), out
+            assert rows.get(("read", a.name)) and rows.get(("write", b.name)), out
         finally:
             a.close()
             b.close()
@@ -522,11 +532,12 @@ def request_flags_split_blk_writes():
             rep = tool.stop_json()[0]
             check_report(rep, split=("flags",))
             assert after[1] - before[1] == 120
-            assert keyed(rep, "blk", "write") == 120, rep["cells"]
-            # O_DIRECT writes are synchronous requests.
+            writes = keyed(rep, "blk", "write")
+            check_blk_count(rep, writes, 120, "-F writes")
+            # O_DIRECT writes are synchronous requests: every one counted.
             sync = sum(c["count"] for c in rep["cells"]
                        if c["op"] == "write" and "sync" in c["flags"])
-            assert sync == 120, rep["cells"]
+            assert sync == writes, rep["cells"]
         finally:
             loop.close()
 
