@@ -215,7 +215,7 @@ static __always_inline void aio_record(struct aio_start *v, __u64 end, bool inl)
 			t->blk_ns += v->blk_ns;
 			for (__u32 p = 0; p < NR_AIO_PARTS; p++)
 				if (part[p])
-					hist_add(&aio_parts, op * NR_AIO_PARTS + p, part[p], true);
+					hist_add(HIST_AIO_PARTS, op * NR_AIO_PARTS + p, part[p], true);
 		}
 	}
 	if (per_process || per_cgroup) {

@@ -52,3 +52,4 @@ char LICENSE[] SEC("license") = "GPL";
 #include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */
 #include "pattern_blk.bpf.c" /* --pattern: block requests by sector */
+#include "hist_add.bpf.c"  /* one value into a histogram: a global function */

@@ -144,7 +144,7 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		t->readahead_pages += ts->readahead_pages;
 		t->writeback_pages += ts->writeback_pages;
 		if (ts->cache_miss_pages)
-			hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
+			hist_add(HIST_CALL_PARTS, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
 	}
 	/* lock_ns is the call's only once the lock part was charged (parts_ns()) */
 	if (ts->parts_mask & (1U << PART_LOCK))
@@ -159,14 +159,13 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 	root = ts->root;
 	if (root < NR_PARTS && mask == 1U << root) {
 		part = ts->part_ns[root];
-		hist_add_at(&call_parts, CALL_PARTS_INDEX(op, root), part,
-			    part == delta ? bucket : hist_bucket(part), true);
+		hist_add_at(HIST_CALL_PARTS, CALL_PARTS_INDEX(op, root), part,
+			    part == delta ? bucket : HIST_BUCKET_OF_DELTA, true);
 	} else {
 		for (__u32 p = 0; p < NR_PARTS; p++) {
 			part = ts->part_ns[p];
 			if (mask & (1U << p))
-				hist_add_at(&call_parts, CALL_PARTS_INDEX(op, p), part,
-					    hist_bucket(part), true);
+				hist_add(HIST_CALL_PARTS, CALL_PARTS_INDEX(op, p), part, true);
 		}
 	}
 }
@@ -273,7 +272,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	}
 	delta = now - start;
 	bucket = hist_bucket(delta);
-	hist_add_at(&cells, CELL_INDEX(layer, op), delta, bucket, true);
+	hist_add_at(HIST_CELLS, CELL_INDEX(layer, op), delta, bucket, true);
 	if (root_done)
 		record_call(ts, op, delta, bucket);
 	if (stacks_calls && is_root)

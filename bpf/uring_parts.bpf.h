@@ -78,7 +78,7 @@ static __always_inline void uring_record_parts(struct uring_start *v, __u32 op, 
 	t->blk_bytes += v->blk_bytes;
 	for (__u32 p = 0; p < NR_URING_PARTS; p++)
 		if (v->part_ns[p])
-			hist_add(&uring_parts, op * NR_URING_PARTS + p, v->part_ns[p], true);
+			hist_add(HIST_URING_PARTS, op * NR_URING_PARTS + p, v->part_ns[p], true);
 }
 
 /* A punted request waits for a worker, or is in io-wq as a whole. */
