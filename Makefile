@@ -71,10 +71,10 @@ SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/sinks
 vpath %.c $(SRC_DIRS)
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
-	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c dev_switches.c) \
+	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c planner_wb.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
 	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c \
-		bio_stack.c cgname.c) \
+		bio_stack.c cgname.c writeback.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c)
 BPF_SRCS := src/plan/probe.c \

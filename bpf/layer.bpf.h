@@ -143,6 +143,7 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		t->cache_miss_pages += ts->cache_miss_pages;
 		t->readahead_pages += ts->readahead_pages;
 		t->writeback_pages += ts->writeback_pages;
+		t->throttle_pauses += ts->throttle_pauses;
 		if (ts->cache_miss_pages)
 			hist_add(&call_parts, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
 	}
@@ -207,6 +208,7 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 	record_process_count(key, comm, op, PC_JOURNAL_FLUSHES, ts->journal_flushes);
 	record_process_count(key, comm, op, PC_JOURNAL_BYTES, ts->journal_bytes);
 	record_process_count(key, comm, op, PC_WRITEBACK, ts->writeback_pages);
+	record_process_count(key, comm, op, PC_THROTTLE, ts->throttle_pauses);
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		record_process_count(key, comm, op, PC_LOCK + k, parts_lock_ns(ts, k));
 }

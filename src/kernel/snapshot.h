@@ -9,6 +9,7 @@
 #include "hist.h"
 #include "stats.h"
 #include "uring_parts.h"
+#include "writeback.h"
 
 struct snapshot {
 	struct cell_hist cells[NR_LAYERS][NR_OPS];
@@ -22,6 +23,7 @@ struct snapshot {
 	struct cell_hist pages[NR_FS_OPS];	     /* calls that added pages */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
 	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
+	struct wb_snapshot wb; /* written back for the dirtiers (plan->wb) */
 };
 
 #endif /* SNAPSHOT_H */

@@ -239,6 +239,7 @@ void report_process_counts(const struct report *r, const struct breakdown_entry 
 		[PC_CACHE_MISS] = &t->cache_miss_pages,
 		[PC_READAHEAD] = &t->readahead_pages,
 		[PC_WRITEBACK] = &t->writeback_pages,
+		[PC_THROTTLE] = &t->throttle_pauses,
 		[PC_JOURNAL_REQUESTS] = &t->journal_requests,
 		[PC_JOURNAL_FLUSHES] = &t->journal_flushes,
 		[PC_JOURNAL_BYTES] = &t->journal_bytes,
@@ -283,6 +284,7 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->cache_miss_pages = c->cache_miss_pages - p->cache_miss_pages;
 		t->readahead_pages = c->readahead_pages - p->readahead_pages;
 		t->writeback_pages = c->writeback_pages - p->writeback_pages;
+		t->throttle_pauses = c->throttle_pauses - p->throttle_pauses;
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
 			t->lock_ns[k] = c->lock_ns[k] - p->lock_ns[k];
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
@@ -308,6 +310,8 @@ const char *part_name(unsigned int part)
 		return "lock";
 	case PART_JOURNAL:
 		return "journal";
+	case PART_THROTTLED:
+		return "throttled";
 	default:
 		return layer_name(part);
 	}
@@ -335,6 +339,8 @@ bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part
 		return plan->why[WHY_LOCK];
 	if (part == PART_JOURNAL)
 		return plan->why[WHY_JOURNAL];
+	if (part == PART_THROTTLED)
+		return plan->why[WHY_THROTTLE];
 	if (part >= NR_CALL_LAYERS)
 		return offcpu;
 	if (op >= 0 && op < NR_FS_OPS)
@@ -392,6 +398,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		calls_diff(r, cur, prev);
 	if (plan->uring_parts)
 		uring_split_diff(&r->uring, &cur->uring, &prev->uring);
+	if (plan->wb)
+		wb_diff(&r->wb, &cur->wb, &prev->wb);
 	return 0;
 }
 

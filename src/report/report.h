@@ -50,6 +50,7 @@ struct report {
 	/* io_uring requests split into parts, when r->plan->uring_parts. */
 	struct uring_split uring;
 	struct cell_hist pages[NR_FS_OPS]; /* pages added per call, every call */
+	struct wb_snapshot wb; /* written back for the dirtiers, when r->plan->wb */
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,
 	 * ...), left out of the syscall and vfs layers; none with --all-fds

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "sink.h"
 #include "verdict.h"
+#include "writeback.h"
 
 static json_object *cell_json(unsigned int layer, unsigned int op, const struct cell_hist *c)
 {
@@ -24,6 +25,7 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const struct 
 	if (layer_is_device(layer)) {
 		json_object_object_add(o, "errors", json_object_new_uint64(c->errors));
 		json_object_object_add(o, "error_sum_ns", json_object_new_uint64(c->error_sum_ns));
+		json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes));
 	}
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(cell_percentile(c, 50)));
 	json_object_object_add(o, "p90_ns", json_object_new_uint64(cell_percentile(c, 90)));
@@ -53,9 +55,14 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	json_object *o = cell_json(layer, op, &e->cell);
 
 	if (r->cfg->per_process) {
-		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
-		json_object_object_add(o, "comm", json_object_new_string(e->comm));
+		bool unknown = e->key.tgid == WB_UNKNOWN_TGID && wb_entry_written_back(e);
+
+		/* Written-back pages of no known dirtier: pid null. */
+		json_object_object_add(o, "pid", unknown ? NULL : json_object_new_int64(e->key.tgid));
+		json_object_object_add(o, "comm", json_object_new_string(unknown ? "(unknown)" : e->comm));
 	}
+	if (wb_entry_written_back(e))
+		json_object_object_add(o, "writeback", json_object_new_boolean(1));
 	if (r->cfg->per_disk && layer_is_device(layer)) {
 		char name[32], dev[32];
 
@@ -250,6 +257,10 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
 	json_object_object_add(o, "writeback_pages",
 			       wb ? json_object_new_uint64(c->writeback_pages) : NULL);
+	/* The throttled part's pauses (policy dirty), null where not traced. */
+	json_object_object_add(o, "throttle_pauses",
+			       r->plan->why[WHY_THROTTLE] ? json_object_new_uint64(c->throttle_pauses)
+							  : NULL);
 	if (cache)
 		per_call = pages_hist_json(pages);
 	json_object_object_add(o, "cache_miss_pages_per_call", per_call);
@@ -417,6 +428,7 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(js->root, "totals", js->totals);
 	json_object_object_add(js->root, "skipped", js->skipped);
 	json_left_out(js->root, r);
+	wb_json(js->root, r);
 	if (r->plan->uring_parts)
 		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring, r->plan));
 	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
