@@ -529,7 +529,6 @@ enum process_count {
 	PC_JOURNAL_FLUSHES,  /* flushes among them, */
 	PC_JOURNAL_BYTES,    /* and bytes */
 	PC_WRITEBACK,	     /* writeback_pages */
-	PC_THROTTLE,	     /* throttle_pauses */
 	PC_LOCK,	     /* the lock part by kind: PC_LOCK + enum lock_kind */
 	NR_PROCESS_COUNTS = PC_LOCK + NR_LOCK_KINDS,
 };

@@ -208,7 +208,6 @@ static __always_inline void record_call_by_pid(struct thread_starts *ts, __u32 o
 	record_process_count(key, comm, op, PC_JOURNAL_FLUSHES, ts->journal_flushes);
 	record_process_count(key, comm, op, PC_JOURNAL_BYTES, ts->journal_bytes);
 	record_process_count(key, comm, op, PC_WRITEBACK, ts->writeback_pages);
-	record_process_count(key, comm, op, PC_THROTTLE, ts->throttle_pauses);
 	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
 		record_process_count(key, comm, op, PC_LOCK + k, parts_lock_ns(ts, k));
 }

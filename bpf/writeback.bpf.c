@@ -325,6 +325,79 @@ static long wb_walk_step(__u32 i, __u32 *key)
 	return 0;
 }
 
+/* What wb_charge_slot charges each dirtier of a request with. */
+struct wb_charge {
+	__u64 delta, now, origin, start;
+	__u32 op, dev, submitter, flags;
+	int error;
+	__u32 any; /* set: a traced dirtier's bytes were charged */
+};
+
+/*
+ * The request's bytes of slot i's dirtier (a bpf_loop step: verified once,
+ * where an unrolled loop of the slots made the completion program too
+ * complex for the verifier next to -G and the parts of calls).
+ */
+static long wb_charge_slot(__u32 i, struct wb_charge *c)
+{
+	__u32 zero = 0, op = c->op;
+	struct wb_walk *w = bpf_map_lookup_elem(&wb_walks, &zero);
+	struct cell_hist *h;
+	struct wb_slot *s;
+
+	if (!w || i >= WB_SLOTS || i >= w->nr)
+		return 1;
+	s = &w->s[i];
+	if (!s->bytes)
+		return 0;
+	if (s->tgid == c->submitter) {
+		wb_count(WBC_SELF_BYTES, s->bytes);
+		return 0;
+	}
+	c->any = 1;
+	wb_count(WBC_BYTES, s->bytes);
+	if (!c->start) {
+		count_drop(DROP_RQ_UNSTAMPED);
+		return 0;
+	}
+	if (per_process || per_disk || per_cgroup || per_flags) {
+		struct breakdown_key k = {
+			.cell_idx = CELL_INDEX(LAYER_BLK, op),
+			.tgid = per_process ? s->tgid : 0,
+			.dev = c->dev,
+			.flags = c->flags,
+			.cgid = per_cgroup ? s->cgid : 0,
+		};
+
+		record_breakdown_io(&k, per_process ? s->comm : NULL, c->delta, s->bytes, c->error);
+		if (!c->error) {
+			k.flags = 0;
+			k.cell_idx = WB_AGE_SUBMIT_INDEX;
+			record_breakdown(&k, per_process ? s->comm : NULL,
+					 c->origin > s->first_ns ? c->origin - s->first_ns : 0);
+			k.cell_idx = WB_AGE_DONE_INDEX;
+			record_breakdown(&k, per_process ? s->comm : NULL,
+					 c->now > s->first_ns ? c->now - s->first_ns : 0);
+		}
+	}
+	if (!c->error) {
+		hist_add(&wb_cells, op, c->delta, true);
+		hist_add(&wb_ages, WB_AGE_SUBMIT,
+			 c->origin > s->first_ns ? c->origin - s->first_ns : 0, true);
+		hist_add(&wb_ages, WB_AGE_DONE, c->now > s->first_ns ? c->now - s->first_ns : 0,
+			 true);
+	}
+	h = bpf_map_lookup_elem(&wb_cells, &op);
+	if (h) {
+		if (c->error) {
+			h->errors++;
+			h->error_sum_ns += c->delta;
+		}
+		h->bytes += s->bytes;
+	}
+	return 0;
+}
+
 /*
  * A write request completed (blk.bpf.c: blk_complete; v its entry, NULL
  * when its submitter was filtered out at its start). Its pages' bytes go
@@ -413,65 +486,15 @@ static __always_inline void wb_request_done(struct request *rq, struct rq_start 
 			record_breakdown_io(&k, NULL, delta, w->unknown, error);
 		}
 	}
-	for (__u32 i = 0; i < WB_SLOTS; i++) {
-		struct wb_slot *s;
+	{
+		struct wb_charge c = {
+			.delta = delta, .now = now, .origin = origin, .start = start,
+			.op = op, .dev = dev, .submitter = submitter, .error = error,
+			.flags = (per_flags ? rq_flags(cmd_flags) : 0) | RQ_FLAG_WRITEBACK,
+		};
 
-		if (i >= w->nr)
-			break;
-		s = &w->s[i];
-		if (!s->bytes)
-			continue;
-		if (s->tgid == submitter) {
-			wb_count(WBC_SELF_BYTES, s->bytes);
-			continue;
-		}
-		any = true;
-		wb_count(WBC_BYTES, s->bytes);
-		if (!start) {
-			count_drop(DROP_RQ_UNSTAMPED);
-			continue;
-		}
-		if (per_process || per_disk || per_cgroup || per_flags) {
-			struct breakdown_key k = {
-				.cell_idx = CELL_INDEX(LAYER_BLK, op),
-				.tgid = per_process ? s->tgid : 0,
-				.dev = dev,
-				.flags = (per_flags ? rq_flags(cmd_flags) : 0) | RQ_FLAG_WRITEBACK,
-				.cgid = per_cgroup ? s->cgid : 0,
-			};
-
-			record_breakdown_io(&k, per_process ? s->comm : NULL, delta, s->bytes,
-					    error);
-			if (!error) {
-				k.flags = 0;
-				k.cell_idx = WB_AGE_SUBMIT_INDEX;
-				record_breakdown(&k, per_process ? s->comm : NULL,
-						 origin > s->first_ns ? origin - s->first_ns : 0);
-				k.cell_idx = WB_AGE_DONE_INDEX;
-				record_breakdown(&k, per_process ? s->comm : NULL,
-						 now > s->first_ns ? now - s->first_ns : 0);
-			}
-		}
-		if (error) {
-			struct cell_hist *c = bpf_map_lookup_elem(&wb_cells, &op);
-
-			if (c) {
-				c->errors++;
-				c->error_sum_ns += delta;
-				c->bytes += s->bytes;
-			}
-			continue;
-		}
-		hist_add(&wb_cells, op, delta, true);
-		{
-			struct cell_hist *c = bpf_map_lookup_elem(&wb_cells, &op);
-
-			if (c)
-				c->bytes += s->bytes;
-		}
-		hist_add(&wb_ages, WB_AGE_SUBMIT, origin > s->first_ns ? origin - s->first_ns : 0,
-			 true);
-		hist_add(&wb_ages, WB_AGE_DONE, now > s->first_ns ? now - s->first_ns : 0, true);
+		bpf_loop(WB_SLOTS, wb_charge_slot, &c, 0);
+		any = c.any;
 	}
 	if (any)
 		wb_count(WBC_REQUESTS, 1);

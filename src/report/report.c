@@ -239,7 +239,6 @@ void report_process_counts(const struct report *r, const struct breakdown_entry 
 		[PC_CACHE_MISS] = &t->cache_miss_pages,
 		[PC_READAHEAD] = &t->readahead_pages,
 		[PC_WRITEBACK] = &t->writeback_pages,
-		[PC_THROTTLE] = &t->throttle_pauses,
 		[PC_JOURNAL_REQUESTS] = &t->journal_requests,
 		[PC_JOURNAL_FLUSHES] = &t->journal_flushes,
 		[PC_JOURNAL_BYTES] = &t->journal_bytes,

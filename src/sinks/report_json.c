@@ -232,6 +232,7 @@ static json_object *pages_hist_json(const struct cell_hist *h)
  * traced).
  */
 static void calls_why_json(json_object *o, const struct report *r, const struct call_totals *c,
+			   bool per_process,
 			   const struct cell_hist *pages)
 {
 	json_object *kinds = NULL, *journal = json_object_new_object(), *per_call = NULL;
@@ -257,10 +258,12 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
 	json_object_object_add(o, "writeback_pages",
 			       wb ? json_object_new_uint64(c->writeback_pages) : NULL);
-	/* The throttled part's pauses (policy dirty), null where not traced. */
+	/* The throttled part's pauses (policy dirty), null where not traced
+	 * and per process (not kept per process: the part's time is). */
 	json_object_object_add(o, "throttle_pauses",
-			       r->plan->why[WHY_THROTTLE] ? json_object_new_uint64(c->throttle_pauses)
-							  : NULL);
+			       r->plan->why[WHY_THROTTLE] && !per_process
+				   ? json_object_new_uint64(c->throttle_pauses)
+				   : NULL);
 	if (cache)
 		per_call = pages_hist_json(pages);
 	json_object_object_add(o, "cache_miss_pages_per_call", per_call);
@@ -281,7 +284,7 @@ static void json_calls(struct sink *s, const struct report *r)
 
 		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
 		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
-		calls_why_json(o, r, c, &r->pages[op]);
+		calls_why_json(o, r, c, false, &r->pages[op]);
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
@@ -298,7 +301,7 @@ static void json_calls(struct sink *s, const struct report *r)
 		op = report_process_parts(r, e, parts);
 		o = calls_json(r, op, e->cell.count, e->cell.sum_ns, parts);
 		report_process_counts(r, e, &counts, &pages);
-		calls_why_json(o, r, &counts, &pages);
+		calls_why_json(o, r, &counts, true, &pages);
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 		json_object_array_add(procs, o);

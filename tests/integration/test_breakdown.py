@@ -161,6 +161,12 @@ def check_report(rep, split=(), parts_whole=True):
             want.add("breakdown_by_process")
         if parts_whole:
             check_calls(rep)
+    # Written back for the dirtiers: blk traced and someone to charge
+    # (-P, -G or a task filter; test_writeback.py checks its figures).
+    if "writeback" in rep:
+        assert any(c["layer"] == "blk" for c in rep.get("totals", rep["cells"])), rep
+        assert isinstance(rep["writeback"]["bytes"], int), rep["writeback"]
+        want.add("writeback")
     if "disks_gone" in rep:  # only when a disk went away
         want.add("disks_gone")
         assert rep["disks_gone"] and all(set(g) == {"disk", "dev"} for g in rep["disks_gone"])
