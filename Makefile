@@ -42,8 +42,8 @@ ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 INCLUDES = -I$(OUTPUT) -Ibpf $(addprefix -I,$(SRC_DIRS))
-LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd 2>/dev/null || \
-	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd) -pthread -lm
+LIBS := $(shell pkg-config --libs libbpf json-c libmicrohttpd libdw 2>/dev/null || \
+	echo -lbpf -lelf -lz -ljson-c -lmicrohttpd -ldw) -pthread -lm
 
 # The system headers clang needs for BPF (asm/types.h and friends).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -70,17 +70,17 @@ GIT_COMMIT := $(shell [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CUR
 SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/sinks
 vpath %.c $(SRC_DIRS)
 # Modules a unit test can reach without root or BPF, then the BPF glue.
-CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c quote.c version.c) \
+CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c opt_stacks.c quote.c version.c) \
 	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c planner_wb.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
-	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c \
-		bio_stack.c cgname.c writeback.c) \
+	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
+		bio_stack.c cgname.c stack_report.c symbolize.c pattern.c writeback.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
-		trace.c heatmap.c live.c)
+		trace.c heatmap.c live.c stacks_out.c flamegraph.c pattern_out.c)
 BPF_SRCS := src/plan/probe.c \
 	$(addprefix src/kernel/,progtab.c knobs.c attach.c blk_leftovers.c collect.c stats.c \
-		events.c) \
-	src/sinks/metrics.c src/session.c src/main.c
+		events.c stacks_read.c pattern_maps.c) \
+	src/report/take.c src/sinks/metrics.c src/session.c src/main.c
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 BPF_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(BPF_SRCS)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -89,7 +89,7 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
-     $(OUTPUT)/liburingwork
+     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork $(OUTPUT)/stackwork
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -148,11 +148,22 @@ $(OUTPUT)/uringwork: tools/uringwork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
+# Linux AIO requests of known counts (fsyncs through AIO), raw system calls.
+$(OUTPUT)/aiowork: tools/aiowork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
 # The same kind of client on liburing, as services are (static: the VM
 # guest has no liburing).
 $(OUTPUT)/liburingwork: tools/liburingwork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@ -Wl,-Bstatic -luring -Wl,-Bdynamic
+
+# Known call paths for -K and -U: frame pointers, no sibling calls (PIE,
+# the compiler's default, and libc's pread64 are what the test resolves).
+$(OUTPUT)/stackwork: tools/stackwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
 
 # Static: traced as a command, it makes no loader or library reads.
 $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)
@@ -223,7 +234,7 @@ vm-f2fs: all $(OUTPUT)/compat32
 # the first core free.
 .PHONY: vms
 vms: all $(OUTPUT)/compat32
-	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk
+	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk vm-aio
 
 # The block layer exact on the stock kernels (tests/vm/blk.sh): fio psync
 # QD1, io_uring QD32 and 32 jobs on a virtio disk, with the default programs
@@ -233,6 +244,13 @@ vms: all $(OUTPUT)/compat32
 .PHONY: vm-blk
 vm-blk: all
 	$(LEFTOVERS) vm-blk -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/blk.sh || exit 1; done'
+
+# The aio layer on the stock kernels (tests/vm/aio.sh): fio's libaio
+# engine, direct and buffered, reads, writes and fdatasyncs, against fio's
+# counts and percentiles and /proc/diskstats, on 6.1 then 6.12.
+.PHONY: vm-aio
+vm-aio: all
+	$(LEFTOVERS) vm-aio -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/aio.sh || exit 1; done'
 
 # The bio layer on stacked devices (tests/vm/bio.sh): dm-linear and
 # dm-delay over a virtio disk, dm-crypt and dm-flakey over null_blk, md
@@ -260,13 +278,10 @@ vm-why: all
 
 # io_uring where fentry attaches (io-wq-queued; block requests per request
 # without block_io_start) and where a device polls (IOPOLL on null_blk's
-# poll queues): one short guest on each of the two kernels.
+# poll queues): one short guest on each of the two kernels (tests/vm/uring.sh).
 .PHONY: vm-uring
 vm-uring: all
-	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k IOSB_VM_MODULES=null_blk \
-		tools/vm/run.sh --timeout 900 --file $(OUTPUT)/iostackbreak \
-		--file $(OUTPUT)/uringwork --file $(OUTPUT)/liburingwork \
-		--file "$$(command -v jq)" tests/vm/guest_uring.sh || exit 1; done'
+	$(LEFTOVERS) vm-uring -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/uring.sh || exit 1; done'
 
 # Start-up on kernels without what the tool needs (no JIT, lockdown, no
 # BTF): one short guest each (tests/vm/startup.sh, about a minute each).

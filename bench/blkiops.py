@@ -41,10 +41,21 @@ FLOOR = os.path.join(BUILD, "bench", "floor")
 FLOOR_DONE = os.path.join(BUILD, "bench", "floor-blk_done.bpf.o")
 
 
-def configs(disk):
+def configs(disk, pattern=False):
     ours = [TOOL, "-d", disk]
     old = {"IOSB_BLK_STAMPS": "0"}
     new = None  # the default: one program per request
+    if pattern:
+        # --pattern on and off side by side: its block_rq_issue program
+        # beside one program per request, and beside the keyed ones (-P).
+        return [
+            ("untraced", None, None),
+            ("-T blk", ours + ["-T", "blk"], new),
+            ("-T blk --pattern", ours + ["-T", "blk", "--pattern"], new),
+            ("-T blk -P", ours + ["-T", "blk", "-P"], None),
+            ("-T blk -P --pattern", ours + ["-T", "blk", "-P", "--pattern"], None),
+            ("biolatency", ["stdbuf", "-oL", BIOLATENCY, "-d", disk], None),
+        ]
     return [
         ("untraced", None, None),
         ("-T blk", ours + ["-T", "blk"], new),
@@ -116,51 +127,76 @@ def run(cfg, dev, disk, secs, stats):
     return iops, ns / req, cnt / req, ran
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=int, default=4, help="fio runtime per run")
-    ap.add_argument("--size-mib", type=int, default=512)
-    a = ap.parse_args()
-    need_root("blkiops.py")
-    for tool in (TOOL, BIOLATENCY, "fio", "bpftool", "losetup", "stdbuf"):
-        if subprocess.run(["which", tool], capture_output=True).returncode:
-            raise SystemExit(f"blkiops.py: {tool} not found (make; scripts/install-deps.sh)")
+def cached_loop(size_mib):
+    """(temporary directory, image, loop device, its name): a loop device
+    over a file filled and read once, so that its reads come from the page
+    cache. drop_loop() undoes it."""
     tmp = tempfile.mkdtemp(dir="/var/tmp")
     img = os.path.join(tmp, "disk.img")
     with open(img, "wb") as f:
-        f.truncate(a.size_mib << 20)
-    # Filled and read once: the loop device's reads come from the page cache.
-    subprocess.run(["dd", "if=/dev/urandom", f"of={img}", "bs=1M", f"count={a.size_mib}",
+        f.truncate(size_mib << 20)
+    subprocess.run(["dd", "if=/dev/urandom", f"of={img}", "bs=1M", f"count={size_mib}",
                     "conv=notrunc", "status=none"], check=True)
     subprocess.run(["cat", img], stdout=subprocess.DEVNULL, check=True)
     dev = subprocess.run(["losetup", "-f", "--show", img], capture_output=True, text=True,
                          check=True).stdout.strip()
-    disk = os.path.basename(dev)
-    C = configs(disk)
+    return tmp, img, dev, os.path.basename(dev)
+
+
+def drop_loop(tmp, img, dev):
+    subprocess.run(["losetup", "-d", dev])
+    os.unlink(img)
+    os.rmdir(tmp)
+
+
+def throughput(C, dev, disk, rounds, secs):
+    """Name -> the IOPS of each round: every configuration once a round, in
+    an order rotated each round; each round printed on stderr."""
     iops = {c[0]: [] for c in C}
+    time.sleep(0.5)
+    fio(dev, 1)  # warm-up
+    for r in range(rounds):
+        for c in C[r % len(C):] + C[:r % len(C)]:
+            iops[c[0]].append(run(c, dev, disk, secs, False)[0])
+        print(f"round {r + 1}: " + ", ".join(f"{c[0]} {iops[c[0]][-1]:.0f}" for c in C),
+              file=sys.stderr, flush=True)
+    return iops
+
+
+def arguments(doc):
+    """The options of this bench and of those that run its workload."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=4, help="fio runtime per run")
+    ap.add_argument("--size-mib", type=int, default=512)
+    if doc == __doc__:
+        ap.add_argument("--pattern", action="store_true",
+                        help="--pattern on and off, side by side (writes blkiops-pattern-DATE.md)")
+    return ap.parse_args()
+
+
+def main():
+    a = arguments(__doc__)
+    need_root("blkiops.py")
+    for tool in (TOOL, BIOLATENCY, "fio", "bpftool", "losetup", "stdbuf"):
+        if subprocess.run(["which", tool], capture_output=True).returncode:
+            raise SystemExit(f"blkiops.py: {tool} not found (make; scripts/install-deps.sh)")
+    tmp, img, dev, disk = cached_loop(a.size_mib)
+    C = configs(disk, a.pattern)
     kern = {}
     stats_old = sysctl("kernel.bpf_stats_enabled")
     lines = []
     try:
-        time.sleep(0.5)
-        fio(dev, 1)  # warm-up
-        for r in range(a.rounds):
-            order = C[r % len(C):] + C[:r % len(C)]
-            for c in order:
-                iops[c[0]].append(run(c, dev, disk, a.seconds, False)[0])
-            print(f"round {r + 1}: " + ", ".join(f"{c[0]} {iops[c[0]][-1]:.0f}" for c in C),
-                  file=sys.stderr, flush=True)
+        iops = throughput(C, dev, disk, a.rounds, a.seconds)
         sysctl("kernel.bpf_stats_enabled", "1")
         for c in C[1:]:
             kern[c[0]] = run(c, dev, disk, a.seconds, True)
     finally:
         sysctl("kernel.bpf_stats_enabled", stats_old)
-        subprocess.run(["losetup", "-d", dev])
-        os.unlink(img)
-        os.rmdir(tmp)
+        drop_loop(tmp, img, dev)
     base = statistics.median(iops["untraced"])
-    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")}
+    bio = {k: 1 - statistics.median(iops[k]) / base for k in ("biolatency", "biolatency -Q")
+           if k in iops}
     lines += ["# Block layer cost at top IOPS (bench/blkiops.py)", "",
               f"CPU: {cpu_model()}, {os.cpu_count()} CPUs; kernel {os.uname().release}; "
               f"fio io_uring QD32 4 KiB randread O_DIRECT on {disk} over a page-cached "
@@ -170,7 +206,7 @@ def main():
     for c in C:
         m = statistics.median(iops[c[0]])
         loss = 1 - m / base
-        peer = bio["biolatency -Q" if "-Q" in c[0] else "biolatency"]
+        peer = bio.get("biolatency -Q" if "-Q" in c[0] else "biolatency", 0)
         rel = f"{loss / peer:.2f}x" if c[0] != "untraced" and peer > 0 else "-"
         lines.append(f"| {c[0]} | {m / 1000:.1f}k | {loss * 100:.1f}% | {rel} | "
                      + ", ".join(f"{x / 1000:.1f}k" for x in iops[c[0]]) + " |")
@@ -182,7 +218,7 @@ def main():
         _, ns, runs, ran = kern[c[0]]
         lines.append(f"| {c[0]} | {ns:.0f} | {runs:.2f} | {len(ran)}: {', '.join(ran)} |")
     text = "\n".join(lines) + "\n"
-    save("blkiops", text)
+    save("blkiops-pattern" if a.pattern else "blkiops", text)
     print(text)
 
 

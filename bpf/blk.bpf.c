@@ -189,18 +189,21 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 
 #include "blk_flush.bpf.h"   /* flushes and the requests that ask for them */
 #include "blk_stamped.bpf.h" /* one program per request: the kernel's own stamps */
+#include "stacks_blk.bpf.h" /* -K, -U: requests counted by stack */
 
 /*
  * The first sighting of a request, in the submitter's context: filters are
  * applied here, and who and where are recorded for the completion. rq NULL:
  * a PREFLUSH bio at block_getrq, recorded by the bio (key) for its request.
  */
-static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, __u64 key,
-					  __u64 now, __u64 issue_ns, bool btf)
+static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct bio *bio,
+					  __u64 key, __u64 now, __u64 issue_ns, bool btf)
 {
 	__u64 id = bpf_get_current_pid_tgid(), ukey = 0;
+	struct aio_key akey = {};
 	struct rq_start v = {};
 	struct uring_start *ur;
+	struct aio_start *ar;
 	bool wanted, calls;
 	struct thread_starts *mine = NULL, *call = NULL;
 
@@ -212,8 +215,10 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	 * thread need not).
 	 */
 	ur = uring_issuing(&ukey, blk_origin_sees_all);
-	wanted = ur ? uring_blk_file_wanted(ukey) : task_wanted(id);
-	calls = !ur && (split_calls || events_on || nr_files);
+	/* Likewise an aio request's submission or fsync worker (aio.bpf.c). */
+	ar = ur ? NULL : aio_issuing(&akey);
+	wanted = ur ? uring_blk_file_wanted(ukey) : ar ? ar->file_ok : task_wanted(id);
+	calls = !ur && !ar && (split_calls || events_on || nr_files);
 	/* A journal thread's requests are its commit's, whoever is traced. */
 	if (journal_blk || (wanted && calls))
 		mine = current_slots(btf);
@@ -224,7 +229,7 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	if (wanted && calls)
 		call = call_of(mine);
 	/* --file: only requests of calls on those files (an open is not yet). */
-	if (nr_files && !ur && (!call || call->file_pending))
+	if (nr_files && !ur && !ar && (!call || call->file_pending))
 		wanted = false;
 	/* At block_io_start it is still the struct's previous use's. */
 	if (rq && bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
@@ -256,6 +261,15 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 		if (per_process)
 			__builtin_memcpy(v.comm, ur->comm, COMM_LEN);
 		v.cgid = ur->cgid;
+	} else if (ar) {
+		aio_count_request(ar, seen_bytes(rq, bio, btf),
+				  !rq || rq_waits_for_flush(rq, rq_cmd_flags(rq, btf)));
+		v.aio_ctx = akey.ctx;
+		v.aio_obj = akey.obj;
+		v.aio_ns = ar->start_ns;
+		if (per_process)
+			__builtin_memcpy(v.comm, ar->comm, COMM_LEN);
+		v.cgid = ar->cgid;
 	} else {
 		if (per_process)
 			bpf_get_current_comm(v.comm, sizeof(v.comm));
@@ -283,17 +297,18 @@ static __always_inline int blk_first_seen(struct request *rq, struct bio *bio, _
 	v.origin_ns = now;
 	v.issue_ns = issue_ns;
 	v.tgid = id >> 32;
+	stacks_origin(ctx, rq, bio, &v, btf);
 	rq_record(key, &v);
 	return 0;
 }
 
 /* Origin (block_io_start, else insert). */
-static __always_inline int blk_origin(struct request *rq, bool btf)
+static __always_inline int blk_origin(void *ctx, struct request *rq, bool btf)
 {
-	return blk_first_seen(rq, NULL, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
+	return blk_first_seen(ctx, rq, NULL, (__u64)rq, bpf_ktime_get_ns(), 0, btf);
 }
 
-static __always_inline int blk_issue(struct request *rq, bool btf)
+static __always_inline int blk_issue(void *ctx, struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
 	struct rq_start *v;
@@ -305,7 +320,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	}
 	/* Without an origin point issue is always the first sighting. */
 	if (!blk_origin_attached)
-		return blk_first_seen(rq, NULL, key, now, now, btf);
+		return blk_first_seen(ctx, rq, NULL, key, now, now, btf);
 	v = bpf_map_lookup_elem(&rq_starts, &key);
 	if (v) {
 		if (!v->excluded)
@@ -316,7 +331,7 @@ static __always_inline int blk_issue(struct request *rq, bool btf)
 	if (blk_origin_sees_all)
 		return 0;
 	/* Insert was bypassed (no scheduler): issue is the first sighting. */
-	return blk_first_seen(rq, NULL, key, now, now, btf);
+	return blk_first_seen(ctx, rq, NULL, key, now, now, btf);
 }
 
 /*
@@ -349,7 +364,7 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 	e->kind = EV_REQUEST;
 	e->op = (__u8)op;
 	e->error = error ? 1 : 0;
-	e->pad = 0;
+	e->flags = pattern_rq_verdict((__u64)rq);
 	e->tid = v->tid;
 	e->pid = v->tgid;
 	e->dev = dev;
@@ -357,6 +372,7 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 	e->start_ns = start;
 	e->end_ns = start + delta;
 	e->bytes = nr_bytes;
+	e->sector = btf ? rq->__sector : BPF_CORE_READ(rq, __sector);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -400,8 +416,11 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 		else
 			record(LAYER_BLK, op, delta);
 		record_bytes(LAYER_BLK, op, data_len);
+		stacks_done(v, delta);
 		if (events_on && v->call_ns)
 			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
+		if (v->aio_ctx)
+			aio_blk_done(v, delta);
 		if (events_on && v->uring_req)
 			uring_blk_done(v->uring_req, v->uring_ns, delta,
 				       v->dev ? v->dev : rq_dev(rq, btf));
@@ -444,19 +463,19 @@ static __always_inline int blk_merged(struct request *rq)
 SEC("tp_btf/block_io_start")
 int tb_io_start(__u64 *ctx)
 {
-	return blk_origin((struct request *)ctx[0], true);
+	return blk_origin(ctx, (struct request *)ctx[0], true);
 }
 
 SEC("tp_btf/block_rq_insert")
 int tb_rq_insert(__u64 *ctx)
 {
-	return blk_origin(RQ_ARG(ctx), true);
+	return blk_origin(ctx, RQ_ARG(ctx), true);
 }
 
 SEC("tp_btf/block_rq_issue")
 int tb_rq_issue(__u64 *ctx)
 {
-	return blk_issue(RQ_ARG(ctx), true);
+	return blk_issue(ctx, RQ_ARG(ctx), true);
 }
 
 SEC("tp_btf/block_rq_complete")
@@ -469,19 +488,19 @@ int tb_rq_complete(__u64 *ctx)
 SEC("raw_tp/block_io_start")
 int rt_io_start(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_origin((struct request *)ctx->args[0], false);
+	return blk_origin(ctx, (struct request *)ctx->args[0], false);
 }
 
 SEC("raw_tp/block_rq_insert")
 int rt_rq_insert(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_origin(RQ_ARG(ctx->args), false);
+	return blk_origin(ctx, RQ_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_rq_issue")
 int rt_rq_issue(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_issue(RQ_ARG(ctx->args), false);
+	return blk_issue(ctx, RQ_ARG(ctx->args), false);
 }
 
 SEC("raw_tp/block_rq_complete")

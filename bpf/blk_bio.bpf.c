@@ -23,7 +23,7 @@ static __always_inline bool bio_filtered_out(struct bio *bio)
  * go to the call here. Only with parts or events (the planner attaches it
  * then).
  */
-static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
+static __always_inline int blk_bio_merged(void *ctx, struct bio *bio, bool btf)
 {
 	struct thread_starts *call, *mine = NULL;
 	__u64 ukey = 0;
@@ -32,12 +32,23 @@ static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
 
 	/* Bytes of an io_uring request's issue: the request's (see
 	 * blk_first_seen). */
+	struct aio_key akey;
+	struct aio_start *ar;
+
 	if (ur) {
 		if (uring_blk_file_wanted(ukey) && !bio_filtered_out(bio))
 			ur->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
 		return 0;
 	}
+	ar = aio_issuing(&akey);
+	if (ar) {
+		if (ar->file_ok && !bio_filtered_out(bio))
+			ar->blk_bytes += BPF_CORE_READ(bio, bi_iter.bi_size);
+		return 0;
+	}
 	wanted = task_wanted(bpf_get_current_pid_tgid());
+	if (wanted && !bio_filtered_out(bio))
+		stacks_bio_merged(ctx, bio);
 	if (!wanted && !journal_blk)
 		return 0;
 	mine = current_slots(btf);
@@ -67,12 +78,12 @@ static __always_inline int blk_bio_merged(struct bio *bio, bool btf)
  * requester, the empty write's completion and the data's issue to find
  * (blk_flush.bpf.h). Every other bio leaves at once.
  */
-static __always_inline int blk_getrq(struct bio *bio, bool btf)
+static __always_inline int blk_getrq(void *ctx, struct bio *bio, bool btf)
 {
 	if (!(BPF_CORE_READ(bio, bi_opf) &
 	      (1U << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
 		return 0;
-	return blk_first_seen(NULL, bio, (__u64)bio, bpf_ktime_get_ns(), 0, btf);
+	return blk_first_seen(ctx, NULL, bio, (__u64)bio, bpf_ktime_get_ns(), 0, btf);
 }
 
 /* The bio merge tracepoints had (q, rq, bio) before 5.11, (bio) since;
@@ -83,35 +94,35 @@ static __always_inline int blk_getrq(struct bio *bio, bool btf)
 SEC("tp_btf/block_bio_backmerge")
 int tb_bio_backmerge(__u64 *ctx)
 {
-	return blk_bio_merged(BIO_MERGE_ARG(ctx), true);
+	return blk_bio_merged(ctx, BIO_MERGE_ARG(ctx), true);
 }
 
 SEC("raw_tp/block_bio_backmerge")
 int rt_bio_backmerge(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_bio_merged(BIO_MERGE_ARG(ctx->args), false);
+	return blk_bio_merged(ctx, BIO_MERGE_ARG(ctx->args), false);
 }
 
 SEC("tp_btf/block_bio_frontmerge")
 int tb_bio_frontmerge(__u64 *ctx)
 {
-	return blk_bio_merged(BIO_MERGE_ARG(ctx), true);
+	return blk_bio_merged(ctx, BIO_MERGE_ARG(ctx), true);
 }
 
 SEC("raw_tp/block_bio_frontmerge")
 int rt_bio_frontmerge(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_bio_merged(BIO_MERGE_ARG(ctx->args), false);
+	return blk_bio_merged(ctx, BIO_MERGE_ARG(ctx->args), false);
 }
 
 SEC("tp_btf/block_getrq")
 int tb_getrq(__u64 *ctx)
 {
-	return blk_getrq(GETRQ_BIO_ARG(ctx), true);
+	return blk_getrq(ctx, GETRQ_BIO_ARG(ctx), true);
 }
 
 SEC("raw_tp/block_getrq")
 int rt_getrq(struct bpf_raw_tracepoint_args *ctx)
 {
-	return blk_getrq(GETRQ_BIO_ARG(ctx->args), false);
+	return blk_getrq(ctx, GETRQ_BIO_ARG(ctx->args), false);
 }

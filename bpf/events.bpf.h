@@ -62,6 +62,80 @@ static __always_inline void *event_reserve(__u64 size)
 }
 
 /*
+ * What the event of a request (io_uring, aio) says, as its layer knows it:
+ * a call event of that layer on its submitter's thread, part_ns[] its
+ * parts by the layer's own enum (nparts of them; 0: not split).
+ */
+#define REQUEST_PARTS NR_URING_PARTS
+_Static_assert(NR_URING_PARTS == NR_AIO_PARTS && REQUEST_PARTS <= NR_PARTS,
+	       "a request's parts fit a call event's");
+struct request_facts {
+	__u8 layer, op;
+	__u32 opcode;
+	__u32 pid, tid;
+	__u64 start_ns, end_ns;
+	__s64 ret;
+	__u64 pos, bytes; /* NO_POS: none */
+	const __u64 *parts;
+	__u32 nparts;
+	__u32 blk_requests, blk_flushes, blk_max_dev;
+	__u64 blk_bytes, blk_max_ns;
+	const char *comm;
+	struct file *file; /* NULL: none to name */
+};
+
+static __always_inline void event_file(struct call_event *e, struct file *f);
+
+/* --slower, --trace: a request ended, as its layer's call event. */
+static __always_inline void emit_request(const struct request_facts *r)
+{
+	struct call_event *e = event_reserve(sizeof(struct call_event));
+
+	if (!e)
+		return;
+	e->kind = EV_CALL;
+	e->layer = r->layer;
+	e->op = r->op;
+	e->path_depth = 0;
+	e->flags = 0;
+	e->pid = r->pid;
+	e->tid = r->tid;
+	e->call_ns = r->start_ns;
+	e->end_ns = r->end_ns;
+	e->ret = r->ret;
+	e->pos = r->pos;
+	e->bytes = r->bytes;
+	/* The bound the parts' arrays share, a constant: a part past it is
+	 * never read, whatever nparts the verifier sees. */
+	for (__u32 p = 0; p < NR_PARTS; p++)
+		e->part_ns[p] = p < REQUEST_PARTS && p < r->nparts ? r->parts[p] : 0;
+	e->blk_requests = r->blk_requests;
+	e->blk_flushes = r->blk_flushes;
+	e->pad_flushes = 0;
+	e->blk_bytes = r->blk_bytes;
+	e->blk_max_ns = r->blk_max_ns;
+	e->blk_max_dev = r->blk_max_dev;
+	e->opcode = r->opcode;
+	/* What a call of a thread waited for and added to the page cache
+	 * (why.bpf.c) is not a request's. */
+	e->journal_requests = 0;
+	e->journal_flushes = 0;
+	e->journal_bytes = 0;
+	e->cache_miss_pages = 0;
+	e->readahead_pages = 0;
+	e->writeback_pages = 0;
+	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
+		e->lock_ns[k] = 0;
+	e->lock_addr = 0;
+	e->lock_max_ns = 0;
+	/* A request's bios are not split by device level (bio.bpf.c). */
+	__builtin_memset(&e->bio, 0, sizeof(e->bio));
+	__builtin_memcpy(e->comm, r->comm, COMM_LEN);
+	event_file(e, r->file);
+	bpf_ringbuf_submit(e, 0);
+}
+
+/*
  * --full-path: the names on the way from the file up to the root of the
  * mount tree, crossing mounts (struct mount is the kernel's own, read with
  * CO-RE). path[i] is what step i passed: the file's own name first, then
@@ -155,7 +229,7 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->layer = (__u8)layer;
 	e->op = (__u8)op;
 	e->path_depth = 0;
-	e->flags = 0;
+	e->flags = layer == LAYER_SYSCALL ? pattern_verdict() : 0;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->call_ns = start;

@@ -33,7 +33,9 @@ char LICENSE[] SEC("license") = "GPL";
 #include "thread.bpf.h" /* the per-thread slot of open calls */
 #include "files.bpf.h"	/* a call's file, position and size; --file */
 #include "storage.bpf.h" /* storage files only: the kind of a call's file */
+#include "pattern.bpf.h" /* --pattern: sequential or random */
 #include "events.bpf.h" /* --slower and --trace events */
+#include "stacks.bpf.h" /* -K, -U: counts by stack */
 #include "layer.bpf.h"	/* entry and exit of a layer's call */
 
 /* The programs, by layer or source. */
@@ -46,7 +48,9 @@ char LICENSE[] SEC("license") = "GPL";
 #include "thread.bpf.c"	  /* fast thread slots freed at exit */
 #include "uring.bpf.c"	  /* io_uring requests */
 #include "uring_parts.bpf.c" /* where io_uring requests change part */
+#include "aio.bpf.c"	  /* Linux AIO requests */
 #include "blk.bpf.c"	  /* block layer */
 #include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */
 #include "writeback.bpf.c" /* written-back requests charged to their dirtiers */
+#include "pattern_blk.bpf.c" /* --pattern: block requests by sector */

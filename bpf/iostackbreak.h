@@ -39,6 +39,13 @@ _Static_assert((int)UOP_READ == (int)FSOP_READ && (int)UOP_WRITE == (int)FSOP_WR
 		       (int)UOP_OPEN == (int)FSOP_OPEN && (int)UOP_FSYNC == (int)FSOP_FSYNC,
 	       "cells.def: io_uring's first ops are the fs ops");
 
+/* Operations of the Linux AIO layer (cells.def), by iocb command. */
+enum aio_op {
+#define AIO_OP(id, name) id,
+#include "cells.def"
+	NR_AIO_OPS,
+};
+
 /*
  * How a program attaches. One enum for every side: the method --attach
  * forces, the one the planner picks for each cell and target, and the
@@ -59,8 +66,9 @@ enum attach_method {
 };
 
 /* The stride of the cell index: room for the ops of any layer. */
-#define NR_OPS 5
-_Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS && NR_OPS >= NR_URING_OPS,
+#define NR_OPS 6
+_Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS && NR_OPS >= NR_URING_OPS &&
+		       NR_OPS >= NR_AIO_OPS,
 	       "NR_OPS too small");
 #define NR_CELLS (NR_LAYERS * NR_OPS)
 #define CELL_INDEX(layer, op) ((layer)*NR_OPS + (op))
@@ -151,6 +159,16 @@ enum drop_reason {
 	 * failed before it reached its driver). Counted, then replaced.
 	 */
 	DROP_BIO_COMPLETION_MISSED,
+	/* No start slot for an aio request: the map of iocbs in flight is
+	 * full. */
+	DROP_AIO_MAP_FULL,
+	/*
+	 * An aio request submitted while our entry for the same iocb of the
+	 * same context was open: its completion was not seen (it came before
+	 * we attached), or the application submitted an iocb still in flight
+	 * again. Counted, then replaced.
+	 */
+	DROP_AIO_COMPLETION_MISSED,
 	NR_DROP_REASONS,
 };
 
@@ -173,9 +191,10 @@ enum fd_kind {
 	FD_STORAGE = NR_FD_KINDS, /* not left out: counted in the cells */
 };
 
-/* The layers that leave calls out: syscall, vfs and io_uring. */
+/* The layers that leave calls out: syscall, vfs, io_uring and aio. */
 #define LAYER_LEAVES_OUT(layer)                                                                    \
-	((layer) == LAYER_SYSCALL || (layer) == LAYER_VFS || (layer) == LAYER_IO_URING)
+	((layer) == LAYER_SYSCALL || (layer) == LAYER_VFS || (layer) == LAYER_IO_URING ||          \
+	 (layer) == LAYER_AIO)
 #define LEFT_OUT_INDEX(layer, op, kind) (((layer)*NR_OPS + (op)) * NR_FD_KINDS + (kind))
 #define NR_LEFT_OUT (NR_LAYERS * NR_OPS * NR_FD_KINDS)
 
@@ -415,6 +434,8 @@ enum event_kind {
 #define EVF_PATH_NONE (1U << 1) /* --full-path: no path (no file, or not a path) */
 #define EVF_NO_FILE (1U << 2)	/* the call has no file (a bad fd, a failed open) */
 #define EVF_LOCK_INODE (1U << 3) /* lock_addr is the call's file's inode's i_rwsem */
+#define EVF_SEQ (1U << 4)	 /* --pattern: a sequential access (bpf/pattern.h) */
+#define EVF_RANDOM (1U << 5)	 /* --pattern: a random access */
 
 struct call_event {
 	__u8 kind;
@@ -482,13 +503,14 @@ struct request_event {
 	__u8 kind;
 	__u8 op; /* enum blk_op */
 	__u8 error;
-	__u8 pad;
+	__u8 flags; /* --pattern: EVF_SEQ or EVF_RANDOM; 0: not judged */
 	__u32 tid; /* the submitter */
 	__u32 pid;
 	__u32 dev;
 	__u64 call_ns; /* the submitter's call */
 	__u64 start_ns, end_ns;
 	__u64 bytes;
+	__u64 sector; /* its first sector on its disk */
 };
 
 /* The slowest request of a thread's call so far (call_blk map). */
@@ -568,6 +590,15 @@ struct rq_start {
 	 * io_kiocb, and its start_ns to tell a reuse); 0: none. */
 	__u64 uring_req;
 	__u64 uring_ns;
+	/* The aio request whose submission or fsync worker started it (its
+	 * context and iocb, and its start_ns); aio_ctx 0: none. */
+	__u64 aio_ctx;
+	__u64 aio_obj;
+	__u64 aio_ns;
+	/* -K, -U: the stacks it counts under, for its time (stacks.bpf.h). */
+	__s32 kstack, ustack;
+	__u32 stack_op; /* its op + 1; 0: not counted */
+	__u32 pad;
 };
 
 /* The parts of an io_uring request (cells.def). */
@@ -602,6 +633,64 @@ struct uring_start {
 	__u64 blk_max_ns; /* the slowest of them, completed by its end */
 	__u32 blk_requests;
 	__u32 blk_max_dev;
+};
+
+/* The parts of an aio request (cells.def). */
+enum aio_part {
+#define AIO_PART(id, name) id,
+#include "cells.def"
+	NR_AIO_PARTS,
+};
+
+/*
+ * An aio request in flight, keyed by its context (struct kioctx) and the
+ * user's struct iocb: both known where io_submit_one() starts, before the
+ * kernel allocates its own struct, and both in that struct at completion
+ * (ki_ctx, ki_res.obj). io_cancel() finds a request by the same pair.
+ */
+struct aio_key {
+	__u64 ctx;
+	__u64 obj;
+};
+
+struct aio_start {
+	__u64 start_ns; /* io_submit_one() entered */
+	__u64 sub_ns;	/* io_submit_one() returned 0; 0: not yet */
+	__u64 work_ns;	/* an fsync worker took it; 0: not (yet) */
+	__u64 end_ns;	/* completed inside its submission: when (recorded at its end) */
+	__u64 cgid; /* -G: the submitter's cgroup v2 id */
+	/* The block requests its submission or fsync worker started. */
+	__u64 blk_bytes;
+	__u64 blk_ns; /* their time (issue, or -Q origin, to completion) */
+	__u64 blk_max_ns; /* the slowest of them (events) */
+	__u32 blk_max_dev;
+	__u32 blk_requests; /* a device flush one waited for included */
+	__u32 blk_flushes;
+	__u32 tgid, tid; /* the submitter */
+	__u16 cmd;	 /* its IOCB_CMD_* */
+	__u8 op;	 /* enum aio_op; NR_AIO_OPS: command not read yet */
+	__u8 file_ok;	 /* --file: its descriptor's file is traced (at submission) */
+	__u64 pos, bytes; /* events: a read's or write's; else NO_POS */
+	char comm[COMM_LEN];
+};
+
+/* A thread's aio state: the iocb it is submitting (io_submit_one), or the
+ * fsync a worker runs (aio_fsync_work); ctx 0: none. */
+struct aio_thread {
+	struct aio_key submitting;
+	struct aio_key working;
+};
+
+/* Per op: requests, their time, how many completed inside io_submit, and
+ * their block requests. */
+struct aio_totals {
+	__u64 count;
+	__u64 total_ns; /* = the sum of every part, by construction */
+	__u64 inline_count;
+	__u64 blk_requests;
+	__u64 blk_flushes;
+	__u64 blk_bytes;
+	__u64 blk_ns;
 };
 
 /* A bio between block_bio_queue and block_bio_complete (the bio layer). */
@@ -641,6 +730,9 @@ struct bio_start {
 #define MAX_INFLIGHT_RQS 4096
 /* io_uring requests in flight: rings of 4096 entries, a few of them. */
 #define MAX_INFLIGHT_URING 16384
+/* aio requests in flight: /proc/sys/fs/aio-max-nr is 65536 by default,
+ * shared by every context of the machine. */
+#define MAX_INFLIGHT_AIO 16384
 /* Bios in flight: every level of a stack (dm-0 and the disk below) holds
  * one for the same I/O, and a bio-based device has no queue depth limit. */
 #define MAX_INFLIGHT_BIOS 16384

@@ -258,6 +258,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 			parts_exit(ts, layer, &now);
 		return 0;
 	}
+	if (pattern_calls && layer == LAYER_SYSCALL && is_root)
+		pattern_syscall_end(ts, op, ctx, method, args, id);
 	/*
 	 * The root's parts sum to delta: both run from its start to now, the
 	 * time the split says the call ended (call_parts.h).
@@ -275,6 +277,8 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	hist_add_at(&cells, CELL_INDEX(layer, op), delta, bucket, true);
 	if (root_done)
 		record_call(ts, op, delta, bucket);
+	if (stacks_calls && is_root)
+		stacks_call(ctx, ts, op, delta, root_done);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
 		emit_call(ts, layer, op, start, now, ret);
 	if (per_process || per_cgroup) {

@@ -362,49 +362,29 @@ static __always_inline bool uring_file_wanted(struct io_kiocb *req, struct uring
 static __always_inline void emit_uring(struct io_kiocb *req, struct uring_start *v, __u32 op,
 				       __u64 now, __s32 res)
 {
-	struct call_event *e = event_reserve(sizeof(struct call_event));
-	struct file *f;
+	struct request_facts r = {
+		.layer = LAYER_IO_URING,
+		.op = (__u8)op,
+		.opcode = v->opcode,
+		.pid = v->tgid,
+		.tid = v->tid,
+		.start_ns = v->start_ns,
+		.end_ns = now,
+		.ret = res,
+		.pos = v->pos,
+		.bytes = v->bytes,
+		.parts = v->part_ns,
+		.nparts = uring_split ? NR_URING_PARTS : 0,
+		.blk_requests = v->blk_requests,
+		.blk_max_dev = v->blk_max_dev,
+		.blk_bytes = v->blk_bytes,
+		.blk_max_ns = v->blk_max_ns,
+		.comm = v->comm,
+		/* An open's file is not its own yet (the one it makes is in res). */
+		.file = v->op != UOP_OPEN ? BPF_CORE_READ(req, file) : NULL,
+	};
 
-	if (!e)
-		return;
-	e->kind = EV_CALL;
-	e->layer = LAYER_IO_URING;
-	e->op = (__u8)op;
-	e->path_depth = 0;
-	e->flags = 0;
-	e->pid = v->tgid;
-	e->tid = v->tid;
-	e->call_ns = v->start_ns;
-	e->end_ns = now;
-	e->ret = res;
-	e->pos = v->pos;
-	e->bytes = v->bytes;
-	for (__u32 p = 0; p < NR_PARTS; p++)
-		e->part_ns[p] = p < NR_URING_PARTS && uring_split ? v->part_ns[p] : 0;
-	e->blk_requests = v->blk_requests;
-	e->blk_bytes = v->blk_bytes;
-	e->blk_max_ns = v->blk_max_ns;
-	e->blk_max_dev = v->blk_max_dev;
-	e->opcode = v->opcode;
-	/* What a call of a thread waited for and added to the page cache
-	 * (why.bpf.c) is not a request's. */
-	e->journal_requests = 0;
-	e->journal_flushes = 0;
-	e->journal_bytes = 0;
-	e->cache_miss_pages = 0;
-	e->readahead_pages = 0;
-	e->writeback_pages = 0;
-	for (__u32 k = 0; k < NR_LOCK_KINDS; k++)
-		e->lock_ns[k] = 0;
-	e->lock_addr = 0;
-	e->lock_max_ns = 0;
-	/* A request's bios are not split by device level (events.bpf.h). */
-	__builtin_memset(&e->bio, 0, sizeof(e->bio));
-	__builtin_memcpy(e->comm, v->comm, COMM_LEN);
-	/* An open's file is not its own yet (the one it makes is in res). */
-	f = v->op != UOP_OPEN ? BPF_CORE_READ(req, file) : NULL;
-	event_file(e, f);
-	bpf_ringbuf_submit(e, 0);
+	emit_request(&r);
 }
 
 static __always_inline int uring_complete(struct io_kiocb *req, __s32 res, __u32 cflags)

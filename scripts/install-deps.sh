@@ -14,11 +14,12 @@ here=$(dirname "$0")
 
 # clang builds the BPF object, llvm-strip (llvm) strips it for the skeleton
 # that bpftool generates; the front end links libbpf, libelf, zlib, json-c
-# (--json) and libmicrohttpd (--prometheus); liburing is linked statically
+# (--json), libmicrohttpd (--prometheus) and libdw (elfutils: the names of
+# user frames, -U); liburing is linked statically
 # into build/liburingwork, an io_uring workload that make builds beside the
 # tool.
 PKGS="clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev libjson-c-dev \
-libmicrohttpd-dev liburing-dev"
+libmicrohttpd-dev liburing-dev libdw-dev"
 
 case "${1:-}" in
 '') ;;

@@ -48,11 +48,11 @@ PKGS="$PKGS redis-server redis-tools sqlite3"
 PKGS="$PKGS dpkg-dev lintian man-db mmdebstrap gpg"
 # The VM suite: qemu, a guest root of busybox in a cpio archive, lld for
 # its 32-bit compat program (tools/compat32.c), dmsetup and mdadm that
-# tests/vm/bio.sh copies into its guest.
-PKGS="$PKGS qemu-system-x86 cpio busybox-static lld dmsetup mdadm"
+# tests/vm/bio.sh copies into its guest, bindfs (FUSE) for tests/vm/run.sh.
+PKGS="$PKGS qemu-system-x86 cpio busybox-static lld dmsetup mdadm bindfs"
 if [ $arm64 = 1 ]; then
 	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64 \
-zlib1g-dev:arm64 libjson-c-dev:arm64 libmicrohttpd-dev:arm64 qemu-system-arm"
+zlib1g-dev:arm64 libjson-c-dev:arm64 libmicrohttpd-dev:arm64 libdw-dev:arm64 qemu-system-arm"
 fi
 if [ $list = 1 ]; then
 	echo $PKGS

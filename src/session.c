@@ -39,8 +39,13 @@
 #include "report.h"
 #include "session.h"
 #include "sink.h"
+#include "take.h"
 #include "heatmap.h"
 #include "live.h"
+#include "opt_stacks.h"
+#include "stacks_out.h"
+#include "flamegraph.h"
+#include "stacks_read.h"
 
 enum end_reason {
 	END_NONE,
@@ -65,16 +70,18 @@ struct session {
 	struct targets targets;
 	struct tracer tracer;
 	struct command cmd;
-	struct sink sink;
-	struct heatmap *heatmap;  /* --heatmap: a column per report */
+	/* Every report goes to each: the report (text, JSON, or the live
+	 * view while it is on) and --heatmap's columns. */
+	struct sinks sinks;
+	struct sink *report_sink; /* the first of them: text, JSON or live */
 	struct live *live;	  /* --live: the terminal, while it is ours */
 	struct metrics *metrics;  /* exporter mode (--prometheus, --textfile) */
 	struct event_feed events; /* --slower, --trace */
+	struct stack_reader *stacks; /* -K, -U */
+	struct stack_report stack_report; /* the last report's, while it is written */
 	bool have_events;
 	struct trace_writer *trace; /* --trace, until the feed takes it */
-	struct snapshot prev, cur;
-	bool have_prev;		/* prev holds the last interval's snapshot */
-	struct timespec t_last; /* when the interval being measured began */
+	struct report_source source; /* where the reports are taken */
 	int sig_fd, tick_fd, end_fd, stats_fd;
 	int out_fd; /* stdout when it is a pipe or socket, watched for its reader; else -1 */
 	FILE *out; /* -o: where the reports go; NULL: stdout */
@@ -121,11 +128,6 @@ static bool has_bpf_caps(void)
 	if (eff & (1ULL << CAP_SYS_ADMIN))
 		return true;
 	return (eff & (1ULL << 39)) && (eff & (1ULL << 38)); /* CAP_BPF, CAP_PERFMON */
-}
-
-static double seconds_between(const struct timespec *from, const struct timespec *to)
-{
-	return (double)(to->tv_sec - from->tv_sec) + (double)(to->tv_nsec - from->tv_nsec) / 1e9;
 }
 
 /* A timerfd firing after secs seconds, and every secs seconds if periodic. */
@@ -313,6 +315,13 @@ static int session_start(struct session *s)
 		return -1;
 	}
 	s->tracer.with_stats = cfg->stats;
+	if (config_stacks(cfg) && !cfg->plan_only) {
+		s->stacks = stack_reader_start(&s->tracer, cfg, err, sizeof(err));
+		if (!s->stacks) {
+			say("%s", err);
+			return -1;
+		}
+	}
 	if (cfg->verbose)
 		plan_print(&s->done, stderr);
 	if (!cfg->plan_only && !plan_nr_traced(&s->done)) {
@@ -364,14 +373,30 @@ static void on_events(struct session *s)
 	}
 }
 
-/* Opens the sink chosen by the options. */
-static int open_sink(struct session *s)
+/* The sinks chosen by the options: the report's, then the heat map's. */
+static int open_sinks(struct session *s)
 {
+	const struct config *cfg = s->cfg;
 	FILE *out = s->out ? s->out : stdout;
+	struct heatmap *h;
+	char err[512];
 
-	if (s->cfg->json)
-		return sink_json_open(&s->sink, out);
-	return sink_text_open(&s->sink, out, s->cfg->unit);
+	s->report_sink = sinks_add(&s->sinks);
+	if (cfg->json ? sink_json_open(s->report_sink, out)
+		      : sink_text_open(s->report_sink, out, cfg->unit)) {
+		say("out of memory");
+		return -1;
+	}
+	/* Its file now: one that cannot be written fails at once. */
+	if (cfg->heatmap) {
+		h = heatmap_open(cfg->heatmap, err, sizeof(err));
+		if (!h) {
+			say("%s", err);
+			return -1;
+		}
+		heatmap_sink_open(sinks_add(&s->sinks), h);
+	}
+	return 0;
 }
 
 /* --live: the terminal becomes the view; interval reports redraw it. */
@@ -384,57 +409,95 @@ static int open_live(struct session *s)
 		say("%s", err);
 		return -1;
 	}
-	sink_close(&s->sink);
-	return live_sink_open(&s->sink, s->live);
+	sink_close(s->report_sink);
+	return live_sink_open(s->report_sink, s->live);
 }
 
 static void close_live(struct session *s)
 {
-	sink_close(&s->sink);
+	sink_close(s->report_sink);
 	live_close(s->live);
 	s->live = NULL;
-	sink_text_open(&s->sink, stdout, s->cfg->unit);
+	sink_text_open(s->report_sink, stdout, s->cfg->unit);
 }
 
-/* Reads the maps and writes the report since the last one (or the start). */
+/*
+ * -K, -U: the stacks into the report (one, at the end), and the folded
+ * form to its file or, instead of the report, to the report's output.
+ */
+static int write_stacks(struct session *s, struct report *r)
+{
+	const struct config *cfg = s->cfg;
+	FILE *f;
+	int err = stack_reader_report(s->stacks, disk_name_kdev, &s->stack_report);
+
+	if (err) {
+		say("cannot read the stacks: %s", strerror(-err));
+		return -1;
+	}
+	r->stacks = &s->stack_report;
+	if (cfg->flamegraph) {
+		f = fopen(cfg->flamegraph, "we");
+		if (f)
+			err = stacks_flamegraph(f, &s->stack_report);
+		if (f && fclose(f))
+			err = -1;
+		if (!f || err) {
+			say("cannot write the flame graph to %s: %s", cfg->flamegraph,
+			    strerror(errno));
+			goto fail;
+		}
+	}
+	if (!cfg->folded)
+		return 0;
+	f = cfg->folded_file ? fopen(cfg->folded_file, "we") : (s->out ? s->out : stdout);
+	if (f)
+		err = stacks_folded(f, &s->stack_report);
+	if (f && cfg->folded_file && fclose(f))
+		err = -1;
+	if (!f || err) {
+		say("cannot write the folded stacks to %s: %s",
+		    cfg->folded_file ? cfg->folded_file : "the output", strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	stack_report_free(&s->stack_report);
+	r->stacks = NULL;
+	return -1;
+}
+
+/* The report since the last one (or the start), through every sink. */
 static int write_report(struct session *s, bool interval)
 {
-	struct timespec now;
+	const struct sink *failed;
 	struct report r;
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	err = snapshot_take(&s->tracer, &s->cur);
-	if (!err)
-		err = report_build(&r, s->cfg, &s->done, &s->cur, s->have_prev ? &s->prev : NULL,
-				   seconds_between(&s->t_last, &now), disk_name_kdev);
+	err = report_take(&s->source, &r, interval);
 	if (err) {
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
 	}
-	report_find_gone_disks(&r, &s->cur.breakdowns, s->cfg->disk ? s->targets.dev : 0,
-			       s->cfg->disk, disk_present_kdev);
-	err = sink_write(&s->sink, &r);
-	if (s->heatmap && heatmap_add(s->heatmap, &r)) {
-		say("out of memory for the heat map");
+	if (s->stacks && write_stacks(s, &r)) {
 		report_release(&r);
 		return -1;
 	}
+	/* --folded without a file: the stacks are the output. */
+	err = s->cfg->folded && !s->cfg->folded_file ? 0 : sinks_write(&s->sinks, &r, &failed);
+	if (r.stacks) {
+		stack_report_free(&s->stack_report);
+		r.stacks = NULL;
+	}
 	report_release(&r);
-	if (err && errno == EPIPE) {
+	/* The reader of the report went away (| head -1): a normal end. */
+	if (err && failed == s->report_sink && errno == EPIPE) {
 		s->end = END_OUTPUT_CLOSED;
 		return 0;
 	}
 	if (err) {
-		say("cannot write the report: %s", strerror(errno));
+		say("cannot write %s: %s", failed->what, strerror(errno));
 		return -1;
-	}
-	if (interval) {
-		snapshot_free(&s->prev);
-		s->prev = s->cur;
-		memset(&s->cur, 0, sizeof(s->cur));
-		s->have_prev = true;
-		s->t_last = now;
 	}
 	return 0;
 }
@@ -539,19 +602,21 @@ static void say_why_ended(const struct session *s)
 
 static void session_stop(struct session *s)
 {
+	char what[512];
+
 	if (s->have_events)
 		event_feed_close(&s->events, tracer_drops(&s->tracer, DROP_EVENT_LOST));
 	if (s->trace) /* never fed: a run stopped before tracing began */
 		trace_close(s->trace, 0, NULL);
-	if (s->heatmap && heatmap_close(s->heatmap))
-		say("cannot write the heat map to %s: %s", s->cfg->heatmap, strerror(errno));
 	if (s->live)
 		close_live(s); /* however the run ended, the terminal is given back */
-	snapshot_free(&s->cur);
-	snapshot_free(&s->prev);
+	if (sinks_close(&s->sinks, what, sizeof(what)))
+		say("cannot write %s: %s", what, strerror(errno));
+	report_source_free(&s->source);
 	metrics_close(s->metrics); /* no scrape may read the maps from here on */
+	stack_reader_stop(s->stacks); /* before the maps go */
+	s->stacks = NULL;
 	tracer_stop(&s->tracer);
-	sink_close(&s->sink);
 	if (s->out && fclose(s->out))
 		say("cannot write the reports to %s: %s", s->cfg->output, strerror(errno));
 	s->out = NULL;
@@ -636,10 +701,6 @@ static int begin_tracing(struct session *s)
 	const struct config *cfg = s->cfg;
 	char err[512];
 
-	if (open_sink(s)) {
-		say("out of memory");
-		return -1;
-	}
 	report_skipped_text(stderr, &s->done);
 	if (open_events(s))
 		return -1;
@@ -647,7 +708,8 @@ static int begin_tracing(struct session *s)
 		say("%s", err);
 		return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &s->t_last);
+	report_source_start(&s->source, &s->tracer, cfg, &s->done,
+			    cfg->disk ? s->targets.dev : 0);
 	if (cfg->command)
 		fprintf(stderr, "Tracing %s (pid %d). Hit Ctrl-C to end.\n", cfg->command[0],
 			s->cmd.pid);
@@ -709,14 +771,6 @@ static int open_outputs(struct session *s)
 		    "interval reports instead (iostackbreak 1)");
 		return -1;
 	}
-	/* The heat map's file too: one that cannot be written fails at once. */
-	if (cfg->heatmap && !cfg->plan_only) {
-		s->heatmap = heatmap_open(cfg->heatmap, err, sizeof(err));
-		if (!s->heatmap) {
-			say("%s", err);
-			return -1;
-		}
-	}
 	/* The reports' file too: one that cannot be written fails at once.
 	 * Close-on-exec: a traced command never writes into it. */
 	if (cfg->output) {
@@ -738,8 +792,9 @@ static int open_outputs(struct session *s)
 			say("%s", err);
 			return -1;
 		}
+		return 0; /* the exporter takes its reports per scrape */
 	}
-	return 0;
+	return cfg->plan_only ? 0 : open_sinks(s);
 }
 
 int session_run(const struct config *cfg, const sigset_t *stop_signals, const sigset_t *child_mask)

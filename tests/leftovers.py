@@ -21,24 +21,16 @@ then exits non-zero, naming each one, if any of these remains:
     not start, tests/untouched.py watches over the whole of make check.)
 Otherwise it exits with COMMAND's status. It prints the suite's wall time
 (and appends "NAME SECONDS" to $IOSB_STAGE_TIMES when set, for make check).
-
-    tests/leftovers.py snapshot FILE / check FILE
-
-do the same in two steps around something that is not one command (no
-process token then: processes are found by name, new since the snapshot).
 """
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 import uuid
 
-OUR_NAMES = re.compile(r"^(iostackbreak|iowork|iowork-static|fio|prometheus|redis-server|"
-                       r"promtool|qemu-system-.*|fuzz_.*|unit-tests)$")
 TOKEN_VAR = "IOSB_LEFTOVERS_TOKEN"
 BPF_GRACE = 10.0
 
@@ -161,7 +153,7 @@ def snapshot():
     return {"progs": sorted(bpf_ids("prog")), "links": sorted(bpf_ids("link")),
             "loops": loop_devices(), "mounts": mounts(), "cgroups": our_cgroups(),
             "traces": trace_instances(), "modules": modules(),
-            "pids": [pid for pid, _, _ in processes()], "time": time.time()}
+            "time": time.time()}
 
 
 def stop(pid):
@@ -204,12 +196,8 @@ def check(before, token, host):
     """The leftovers as lines, after stopping any process of ours."""
     found = []
     procs = processes()
-    if token:
-        mark = f"{TOKEN_VAR}={token}".encode()
-        ours = [(pid, comm) for pid, comm, env in procs if mark in env.split(b"\0")]
-    else:
-        old = set(before["pids"])
-        ours = [(pid, comm) for pid, comm, _ in procs if pid not in old and OUR_NAMES.match(comm)]
+    mark = f"{TOKEN_VAR}={token}".encode()
+    ours = [(pid, comm) for pid, comm, env in procs if mark in env.split(b"\0")]
     for pid, comm in ours:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -270,22 +258,11 @@ def run(host, name, cmd):
 
 
 def usage():
-    print("usage: tests/leftovers.py [--host] NAME -- COMMAND [ARGS...] | "
-          "snapshot FILE | check FILE", file=sys.stderr)
+    print("usage: tests/leftovers.py [--host] NAME -- COMMAND [ARGS...]", file=sys.stderr)
     return 2
 
 
 def main(argv):
-    if len(argv) == 2 and argv[0] == "snapshot":
-        with open(argv[1], "w") as f:
-            json.dump(snapshot(), f)
-        return 0
-    if len(argv) == 2 and argv[0] == "check":
-        with open(argv[1]) as f:
-            before = json.load(f)
-        found = check(before, None, True)
-        report(os.path.basename(argv[1]), found, time.time() - before["time"])
-        return 1 if found else 0
     host = bool(argv) and argv[0] == "--host"
     argv = argv[1:] if host else argv
     if len(argv) < 3 or argv[1] != "--":

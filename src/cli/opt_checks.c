@@ -2,6 +2,7 @@
 /* The checks of options against each other, once all are read (opts.c's
  * rows name them): each returns 0, or says what is wrong and what to do. */
 #include "layers.h"
+#include "opt_stacks.h"
 #include "opt_values.h"
 
 #define WITH_BLK(cfg) ((cfg)->layers & (1U << LAYER_BLK))
@@ -67,8 +68,9 @@ int opt_check_cgroup_grace(struct config *cfg)
 
 int opt_check_top(struct config *cfg)
 {
-	if (cfg->top && !config_breaks_down(cfg))
-		return opt_fail(cfg, "--top ranks the keys of -D, -P, -F or -G: add one of them");
+	if (cfg->top && !config_breaks_down(cfg) && !config_stacks(cfg))
+		return opt_fail(cfg, "--top ranks the keys of -D, -P, -F or -G, or the stacks of "
+				     "-K and -U: add one of them");
 	return 0;
 }
 
@@ -167,20 +169,22 @@ int opt_check_trace_max(struct config *cfg)
 
 int opt_check_file(struct config *cfg)
 {
-	if (cfg->nr_files && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING)))
+	if (cfg->nr_files &&
+	    !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING | 1U << LAYER_AIO)))
 		return opt_fail(cfg,
 				"--file finds block requests through the calls that submit them: "
-				"add a layer with files to -T (syscall, vfs, a file system or "
-				"io_uring)");
+				"add a layer with files to -T (syscall, vfs, a file system, "
+				"io_uring or aio)");
 	return 0;
 }
 
 int opt_check_calls(struct config *cfg)
 {
-	if ((cfg->slower || cfg->trace) && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING)))
+	if ((cfg->slower || cfg->trace) &&
+	    !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING | 1U << LAYER_AIO)))
 		return opt_fail(cfg,
 				"--slower and --trace follow calls: add a layer of calls to -T "
-				"(syscall, vfs, a file system or io_uring)");
+				"(syscall, vfs, a file system, io_uring or aio)");
 	return 0;
 }
 

@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <string.h>
 #include "layers.h"
+#include "opt_stacks.h"
 #include "opt_values.h"
 #include "opts.h"
+#include "stacks.h"
 
 /* A number's macro as a string in a help text. */
 #define IOSB_STR2(x) #x
@@ -24,7 +26,7 @@
 
 /* The help's text around the options: the layers' part comes from cells.def. */
 static const char doc_intro[] = "Break the latency of I/O down by layer of the storage stack: %s,\n"
-				"%s requests, %s, file system (%s), %s and %s.\n"
+				"%s requests, %s requests, %s, file system (%s), %s and %s.\n"
 				"\n";
 static const char doc_examples[] =
     "EXAMPLES:\n"
@@ -34,6 +36,7 @@ static const char doc_examples[] =
     "  iostackbreak -T blk -d nvme0n1 -Q # one disk, including OS queue time\n"
     "  iostackbreak -T syscall,blk -u    # two layers, in microseconds\n"
     "  iostackbreak -T io_uring -- fio j.fio # io_uring requests of a command\n"
+    "  iostackbreak -T aio,blk -p 4242   # Linux AIO requests and their block I/O\n"
     "  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
     "  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
     "  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
@@ -74,7 +77,8 @@ static const char *help_doc(void)
 		return doc;
 	layers_join(fs, sizeof(fs), 1U << LAYER_KIND_FS, true);
 	n = snprintf(doc, sizeof(doc), doc_intro, layer_help(LAYER_SYSCALL),
-		     layer_help(LAYER_IO_URING), layer_help(LAYER_VFS), fs, layer_help(LAYER_BIO),
+		     layer_help(LAYER_IO_URING), layer_help(LAYER_AIO), layer_help(LAYER_VFS), fs,
+		     layer_help(LAYER_BIO),
 		     layer_help(LAYER_BLK));
 	n += snprintf(doc + n, sizeof(doc) - (size_t)n, "%s", doc_examples);
 	snprintf(doc + n, sizeof(doc) - (size_t)n, doc_layers, layer_names_list());
@@ -208,6 +212,12 @@ enum long_only_keys {
 	OPT_CGROUP_GRACE,
 	OPT_BTF,
 	OPT_NO_WRITEBACK,
+	OPT_IO,
+	OPT_WEIGHT,
+	OPT_MAX_STACKS,
+	OPT_FOLDED,
+	OPT_FLAMEGRAPH,
+	OPT_PATTERN,
 };
 
 /*
@@ -236,6 +246,7 @@ struct opt_row {
 	int (*check)(struct config *cfg);
 	bool check_last;
 	bool once;
+	bool optional; /* its value may be left out (--folded) */
 	int group; /* -1: last, for --help and --version */
 };
 
@@ -298,7 +309,14 @@ static const struct opt_row rows[] = {
 	{ "flags", 'F', NULL,
 	  "Block layer: one cell per set of request flags (sync, meta, fua, preflush)",
 	  SET(per_flags), .check = opt_check_per_flags },
-	{ "top", OPT_TOP, "N", "With -D, -P, -F or -G: show the N busiest keys per cell",
+	{ "pattern", OPT_PATTERN, NULL,
+	  "Access patterns: per file (system calls at a file position), per disk (block "
+	  "requests by sector) and per device of a stack (bios): the share of sequential "
+	  "accesses, the gaps of the others and the sizes; by process, disk, cgroup or "
+	  "file with -P, -D, -G, --file",
+	  SET(pattern) },
+	{ "top", OPT_TOP, "N", "With -D, -P, -F or -G: show the N busiest keys per cell; with -K or -U the N "
+	  "heaviest stacks per disk (default 10)",
 	  NUMBER(top, 0, "--top", "a whole number, 1 or more"), .check = opt_check_top,
 	  .once = true },
 	{ "max-keys", OPT_MAX_KEYS, "N",
@@ -387,6 +405,34 @@ static const struct opt_row rows[] = {
 	  "are counted as lost",
 	  NUMBER(trace_max, 0, "--trace-max", "a whole number of events, 1 or more"),
 	  .check = opt_check_trace_max, .once = true },
+	{ "kernel-stack", 'K', NULL,
+	  "Count block requests by the kernel stack that made them (bytes by default; "
+	  "--weight), per disk with -D, per process with -P",
+	  SET(kstack), .check = opt_check_stacks },
+	{ "user-stack", 'U', NULL,
+	  "Count block requests by the user stack of the thread that submitted them "
+	  "(with -K: both); needs frame pointers in the program",
+	  SET(ustack) },
+	{ "io", OPT_IO, "r|w|rw", "With -K or -U: count reads, writes or both (default: every request)",
+	  .parse = opt_io, .once = true },
+	{ "weight", OPT_WEIGHT, "requests|bytes|time",
+	  "With -K or -U: what a stack counts, requests, bytes (default) or time (the "
+	  "device's; with -Q from the request's origin)",
+	  .parse = opt_weight, .once = true },
+	{ "max-stacks", OPT_MAX_STACKS, "N",
+	  "With -K or -U: room for N keys (stacks by process, disk and op) in the kernel "
+	  "(default " IOSB_STR(DEFAULT_MAX_STACKS) "); requests beyond it are counted as lost",
+	  NUMBER(max_stacks, 1 << 20, "--max-stacks", "a whole number from 1 to 1048576"),
+	  .once = true },
+	{ "folded", OPT_FOLDED, "FILE",
+	  "With -K or -U: write the stacks in folded form (comm;frame;...;frame weight, "
+	  "for flamegraph.pl, inferno, speedscope) to FILE, or without FILE to stdout "
+	  "instead of the report",
+	  .parse = opt_folded, .optional = true },
+	{ "flamegraph", OPT_FLAMEGRAPH, "FILE",
+	  "With -K or -U: write the stacks as an interactive SVG flame graph to FILE "
+	  "(click to zoom, search), when the run ends",
+	  .parse = opt_flamegraph, .once = true },
 	{ "verbose", 'v', NULL, "Print the plan on stderr and libbpf's own messages",
 	  SET(verbose) },
 	{ "help", 'h', NULL, "Show this help and exit", .parse = parse_help, .group = -1 },
@@ -420,6 +466,7 @@ static void make_options(void)
 			.arg = rows[i].arg,
 			.doc = rows[i].make_help ? rows[i].make_help() : rows[i].help,
 			.group = rows[i].group,
+			.flags = rows[i].optional ? OPTION_ARG_OPTIONAL : 0,
 		};
 }
 

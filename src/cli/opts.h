@@ -21,6 +21,15 @@ enum unit {
 	UNIT_NS, /* the unit tests' golden files; no option asks for it */
 };
 
+/* What a stack's count is (--weight): by default bytes for block
+ * requests, time for calls (opt_check_stacks decides). */
+enum stack_weight {
+	WEIGHT_DEFAULT,
+	WEIGHT_BYTES,
+	WEIGHT_REQUESTS,
+	WEIGHT_TIME,
+};
+
 struct config {
 	unsigned int layers; /* bit mask of enum layer */
 	bool layers_given;   /* -T was given: untraceable layers are errors */
@@ -62,6 +71,7 @@ struct config {
 	bool writeback; /* written-back requests charged to their dirtiers (--no-writeback) */
 	bool part_hists;	   /* -B: a histogram per part in text */
 	bool all_fds;		   /* --all-fds: count calls on pipes, sockets, ... too */
+	bool pattern;		   /* --pattern: sequential or random (src/report/pattern.h) */
 	bool help_shown;	   /* --help/--usage/--version printed; exit 0 */
 	char errmsg[256];	   /* why parsing failed */
 	unsigned long long given;  /* parsing only: options seen (a bit per option) */
@@ -82,6 +92,17 @@ struct config {
 	unsigned int nr_files;
 	const char *trace;	 /* --trace: the timeline's file */
 	unsigned long trace_max; /* --trace-max: events in it at most */
+
+	/* Stacks of block I/O (src/report/stacks.c, src/cli/opt_stacks.c). */
+	bool kstack;		  /* -K: the kernel stack of each request */
+	bool ustack;		  /* -U: the user stack of its submitter */
+	bool call_stacks;	  /* -U without blk: of the root layer's calls instead */
+	unsigned int stack_ops;	  /* --io: a bit per enum blk_op; 0: every op */
+	enum stack_weight weight; /* --weight */
+	unsigned int max_stacks;  /* --max-stacks; 0: DEFAULT_MAX_STACKS */
+	bool folded;		  /* --folded */
+	const char *folded_file;  /* its FILE; NULL: stdout, instead of the report */
+	const char *flamegraph;	  /* --flamegraph: the SVG written at the end */
 };
 
 /*

@@ -93,6 +93,24 @@ static void load_uring(const struct tracer *t, const struct plan *plan, enum att
 		load_pair(progtab_role(&t->progs, ROLE_URING_IOWQ_RUN, METHOD_FENTRY));
 }
 
+/* The aio programs (bpf/aio.bpf.c), all ops': fentry/fexit or kprobes. */
+static void load_aio(const struct tracer *t, const struct plan *plan)
+{
+	enum attach_method src = plan->cells[LAYER_AIO][0].src;
+
+	load_pair(progtab_role(&t->progs, ROLE_AIO_SUBMIT, src));
+	load_pair(progtab_role(&t->progs, ROLE_AIO_COMPLETE, src));
+	if (plan->aio_worker)
+		load_pair(progtab_role(&t->progs, ROLE_AIO_WORK, src));
+}
+
+/* --pattern's block (ROLE_PATTERN) or bio program (bpf/pattern_blk.bpf.c). */
+static struct bpf_program *pattern_prog(const struct tracer *t, const struct plan *plan,
+					enum prog_role role)
+{
+	return progtab_role(&t->progs, role, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP)->entry;
+}
+
 /* Before load: only what the plan uses loads; fentry pairs get targets. */
 static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
 			   char *err, size_t errsz)
@@ -124,8 +142,14 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
 	if (plan->wb)
 		load_pair(progtab_role(&t->progs, ROLE_DIRTY, shared));
+	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
+		load_aio(t, plan);
+	if (t->skel->rodata->pattern_blk)
+		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN), true);
+	if (t->skel->rodata->pattern_bio)
+		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN_BIO), true);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		for (unsigned int op = 0; op < layer_nr_ops(layer); op++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer) && layer != LAYER_AIO; op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
 
 			for (unsigned int i = 0; i < cp->nr_targets; i++) {
@@ -436,6 +460,32 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 	return 0;
 }
 
+/*
+ * --pattern's block and bio programs, after the device layers' own: on the
+ * same tracepoint theirs run first and record the request or bio
+ * (bpf/pattern_blk.bpf.c).
+ */
+static int attach_patterns(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	static const struct {
+		enum prog_role role;
+		const char *tp;
+	} progs[] = { { ROLE_PATTERN, "block_rq_issue" }, { ROLE_PATTERN_BIO, "block_bio_queue" } };
+
+	for (unsigned int i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bool on = progs[i].role == ROLE_PATTERN ? t->skel->rodata->pattern_blk
+							 : t->skel->rodata->pattern_bio;
+		int ret = on ? attach_lone(t, pattern_prog(t, plan, progs[i].role)) : 0;
+
+		if (ret) {
+			snprintf(err, errsz, "cannot attach to tracepoint block:%s (%s) for --pattern: %s",
+				 progs[i].tp, plan->btf ? "tp_btf" : "raw_tp", strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 /* A device layer (blk, bio): completion first, so no request or bio is
  * left open by us. */
 static int attach_blk(struct tracer *t, const struct plan *plan, unsigned int layer, char *err,
@@ -496,6 +546,35 @@ static int attach_uring(struct tracer *t, const struct plan *plan, char *err, si
 			 "cannot attach to tracepoints io_uring:* (%s): %s; leave io_uring out "
 			 "of -T (or its parts: --no-parts)",
 			 method_name(src), strerror(-ret));
+	return ret;
+}
+
+/*
+ * aio: the completion first, then the fsync worker, then the submission
+ * (its exit before its entry, attach_pair), so that no request is left
+ * open by us.
+ */
+static int attach_aio(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	enum attach_method src = plan->cells[LAYER_AIO][0].src;
+	const struct prog_ref *done = progtab_role(&t->progs, ROLE_AIO_COMPLETE, src);
+	const struct prog_ref *work = progtab_role(&t->progs, ROLE_AIO_WORK, src);
+	const struct prog_ref *sub = progtab_role(&t->progs, ROLE_AIO_SUBMIT, src);
+	const char *fn = "aio_complete";
+	int ret = attach_lone(t, done->entry);
+
+	if (!ret && plan->aio_worker) {
+		fn = "aio_fsync_work";
+		ret = attach_pair(t, bpf_program__attach(work->exit), entry_plain, work->entry,
+				  NULL);
+	}
+	if (!ret) {
+		fn = "io_submit_one";
+		ret = attach_pair(t, bpf_program__attach(sub->exit), entry_plain, sub->entry, NULL);
+	}
+	if (ret)
+		snprintf(err, errsz, "cannot attach %s to %s: %s; leave aio out of -T",
+			 method_name(src), fn, strerror(-ret));
 	return ret;
 }
 
@@ -668,9 +747,13 @@ int tracer_start(struct tracer *t, const struct plan *plan, const struct config 
 		if (layer_is_device(layer) && plan->cells[layer][0].src != METHOD_NONE &&
 		    attach_blk(t, plan, layer, err, errsz))
 			return -1;
+	if (attach_patterns(t, plan, err, errsz))
+		return -1;
 	if (raw_syscall_source(plan) != METHOD_NONE && attach_raw_syscalls(t, plan, err, errsz))
 		return -1;
 	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))
+		return -1;
+	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE && attach_aio(t, plan, err, errsz))
 		return -1;
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++) {
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)
@@ -726,6 +809,7 @@ void tracer_detach(struct tracer *t)
 	struct blk_leftovers m;
 
 	blk_leftovers_mark(&m);
+	t->aio_missed_at_end = aio_leftovers_count(t);
 	detach_all(t->links, t->nr_links);
 	t->nr_links = 0;
 	t->blk_missed_at_end = blk_leftovers_count(t, &m);

@@ -27,6 +27,7 @@ struct tracer {
 	int events_fd;		 /* the events ring buffer map (--slower, --trace); else -1 */
 	/* Found at detach: requests whose completion no program saw. */
 	uint64_t blk_missed_at_end;
+	uint64_t aio_missed_at_end; /* aio_leftovers_count() before detaching */
 };
 
 /*

@@ -15,6 +15,8 @@
  * be running.
  */
 #include <stdbool.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
 #include <bpf/bpf.h>
@@ -94,6 +96,26 @@ uint64_t blk_leftovers_count(struct tracer *t, const struct blk_leftovers *m)
 		if (!(v.dev ? idle_at_mark(m, v.dev) : m->all_idle))
 			continue;
 		n++;
+	}
+	return n;
+}
+
+uint64_t aio_leftovers_count(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.aio_starts);
+	struct aio_key key, next, *prev = NULL;
+	struct aio_start v;
+	uint64_t n = 0;
+
+	if (bpf_map__max_entries(t->skel->maps.aio_starts) <= 1)
+		return 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		if (kill((pid_t)v.tgid, 0) && errno == ESRCH)
+			n++;
 	}
 	return n;
 }

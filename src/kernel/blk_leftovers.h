@@ -33,4 +33,12 @@ void blk_leftovers_mark(struct blk_leftovers *m);
  */
 uint64_t blk_leftovers_count(struct tracer *t, const struct blk_leftovers *m);
 
+/*
+ * Before detaching: aio requests of processes that have exited, whose
+ * completion no program saw (counted as aio_completion_missed). A process's
+ * exit waits for every request of its AIO contexts (exit_aio), so these
+ * will never complete for us; a living process's are left alone.
+ */
+uint64_t aio_leftovers_count(struct tracer *t);
+
 #endif

@@ -7,6 +7,7 @@
 #include "cgname.h"
 #include "collect.h"
 #include "layers.h"
+#include "pattern_maps.h"
 #include "iostackbreak.skel.h"
 
 static int read_cells(struct tracer *t, struct snapshot *snap, int ncpu)
@@ -107,6 +108,46 @@ static int read_uring_parts(struct tracer *t, struct uring_split *u, int ncpu)
 	if (!ct || !ch)
 		ret = -ENOMEM;
 	free(ct);
+	free(ch);
+	return ret;
+}
+
+/* aio requests split into parts: totals per op, a histogram per op and
+ * part. */
+static int read_aio_parts(struct tracer *t, struct aio_split *a, int ncpu)
+{
+	int ops_fd = bpf_map__fd(t->skel->maps.aio_ops);
+	int parts_fd = bpf_map__fd(t->skel->maps.aio_parts);
+	struct aio_totals *at = calloc((size_t)ncpu, sizeof(*at));
+	struct cell_hist *ch = calloc((size_t)ncpu, sizeof(*ch));
+	int ret = at && ch ? 0 : -ENOMEM;
+
+	for (__u32 op = 0; !ret && op < NR_AIO_OPS; op++) {
+		struct aio_totals *o = &a->ops[op];
+
+		if (bpf_map_lookup_elem(ops_fd, &op, at)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			o->count += at[cpu].count;
+			o->total_ns += at[cpu].total_ns;
+			o->inline_count += at[cpu].inline_count;
+			o->blk_requests += at[cpu].blk_requests;
+			o->blk_flushes += at[cpu].blk_flushes;
+			o->blk_bytes += at[cpu].blk_bytes;
+			o->blk_ns += at[cpu].blk_ns;
+		}
+		for (__u32 p = 0; p < NR_AIO_PARTS && !ret; p++) {
+			__u32 idx = op * NR_AIO_PARTS + p;
+
+			if (bpf_map_lookup_elem(parts_fd, &idx, ch))
+				ret = -errno;
+			for (int cpu = 0; cpu < ncpu && !ret; cpu++)
+				cell_add(&a->parts[op][p], &ch[cpu]);
+		}
+	}
+	free(at);
 	free(ch);
 	return ret;
 }
@@ -330,12 +371,17 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 	if (!ret)
 		ret = read_drops(t, snap->drops, ncpu);
 	snap->drops[DROP_RQ_COMPLETION_MISSED] += t->blk_missed_at_end;
+	snap->drops[DROP_AIO_COMPLETION_MISSED] += t->aio_missed_at_end;
 	if (!ret && t->breaking_down)
 		ret = read_breakdowns(t, snap);
 	if (!ret && t->plan->split_layer >= 0)
 		ret = read_calls(t, snap, ncpu);
 	if (!ret && t->plan->uring_parts)
 		ret = read_uring_parts(t, &snap->uring, ncpu);
+	if (!ret && t->plan->aio_parts)
+		ret = read_aio_parts(t, &snap->aio, ncpu);
+	if (!ret && pattern_on(t))
+		ret = pattern_read(t, &snap->patterns);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
 	if (!ret && t->plan->wb)
@@ -367,6 +413,7 @@ int snapshot_take(struct tracer *t, struct snapshot *snap)
 void snapshot_free(struct snapshot *snap)
 {
 	breakdown_free(&snap->breakdowns);
+	pattern_free(&snap->patterns);
 }
 
 /* Adds id to the set *v of *n ids, once. */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cells.h"
 #include "knobs.h"
+#include "stacks.h"
 #include "iostackbreak.skel.h"
 
 typedef struct iostackbreak_bpf__rodata rodata_t;
@@ -68,7 +70,8 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 {
 	rodata_t *ro = skel->rodata;
 	bool events = (cfg->slower || cfg->trace) &&
-		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE);
+		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE ||
+		       plan->cells[LAYER_AIO][0].src != METHOD_NONE);
 
 	ro->events_on = events;
 	ro->trace_on = events && cfg->trace;
@@ -92,6 +95,50 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 	}
 }
 
+/*
+ * -K, -U: the stack maps sized from --max-stacks. A key holds up to two
+ * stacks, and the stack map refuses a stack whose bucket another holds
+ * (counted as lost): four buckets a key keep such losses rare.
+ */
+static void set_stacks(struct iostackbreak_bpf *skel, const struct config *cfg,
+		       const struct plan *plan, bool blk)
+{
+	rodata_t *ro = skel->rodata;
+	__u32 keys = cfg->max_stacks ? cfg->max_stacks : DEFAULT_MAX_STACKS;
+	long page = sysconf(_SC_PAGESIZE);
+
+	ro->stacks_kernel = blk && !cfg->call_stacks && cfg->kstack;
+	ro->stacks_user = blk && !cfg->call_stacks && cfg->ustack;
+	ro->stacks_calls = cfg->call_stacks && plan->root_layer >= 0;
+	ro->stacks_ops = cfg->stack_ops ? cfg->stack_ops : ~0U;
+	/* A ring buffer is a whole number of pages (64 KiB on some arm64). */
+	if (page > 4096)
+		bpf_map__set_max_entries(skel->maps.stack_proc_news, (__u32)page);
+	if (!ro->stacks_kernel && !ro->stacks_user && !ro->stacks_calls)
+		return;
+	/* A message of 16 bytes per new key: room for a burst of 4096. */
+	if (page < 65536)
+		bpf_map__set_max_entries(skel->maps.stack_proc_news, 65536);
+	bpf_map__set_max_entries(skel->maps.stack_counts, keys);
+	bpf_map__set_max_entries(skel->maps.stack_traces, keys * 4);
+}
+
+/*
+ * --pattern: the call level where the syscall layer times reads or writes
+ * as the root (its slot holds their file and position: want_args), the
+ * block level where blk is traced.
+ */
+static void set_pattern(rodata_t *ro, const struct config *cfg, const struct plan *plan)
+{
+	ro->pattern_calls = cfg->pattern && plan->root_layer == LAYER_SYSCALL &&
+			    (plan->cells[LAYER_SYSCALL][FSOP_READ].src != METHOD_NONE ||
+			     plan->cells[LAYER_SYSCALL][FSOP_WRITE].src != METHOD_NONE);
+	ro->pattern_blk = cfg->pattern && plan->cells[LAYER_BLK][0].src != METHOD_NONE;
+	ro->pattern_bio = cfg->pattern && plan->cells[LAYER_BIO][0].src != METHOD_NONE;
+	if (ro->pattern_calls)
+		ro->want_args = true;
+}
+
 /* Maps a plan does not use shrink to one entry: memory is the kernel's. */
 static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 		      const struct plan *plan, bool task_storage, long hash_slots, long fast_slots)
@@ -111,6 +158,16 @@ static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 	}
 	if (!config_breaks_down(cfg))
 		bpf_map__set_max_entries(skel->maps.breakdown_cells, 1);
+	if (cfg->max_keys)
+		bpf_map__set_max_entries(skel->maps.patterns, cfg->max_keys);
+	if (!ro->pattern_calls && !ro->pattern_blk && !ro->pattern_bio)
+		bpf_map__set_max_entries(skel->maps.patterns, 1);
+	if (!ro->pattern_calls)
+		bpf_map__set_max_entries(skel->maps.pattern_files, 1);
+	if (!ro->pattern_blk && !ro->pattern_bio)
+		bpf_map__set_max_entries(skel->maps.pattern_disks, 1);
+	if (!ro->pattern_blk || !ro->trace_on)
+		bpf_map__set_max_entries(skel->maps.pattern_rqs, 1);
 	if (!cfg->per_cgroup)
 		bpf_map__set_max_entries(skel->maps.cgroup_paths, 1);
 	/* One program per request keys nothing by request. */
@@ -125,6 +182,14 @@ static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 	if (!plan->uring_parts) {
 		bpf_map__set_max_entries(skel->maps.uring_parts, 1);
 		bpf_map__set_max_entries(skel->maps.uring_ops, 1);
+	}
+	if (plan->cells[LAYER_AIO][0].src == METHOD_NONE) {
+		bpf_map__set_max_entries(skel->maps.aio_starts, 1);
+		bpf_map__set_max_entries(skel->maps.aio_threads, 1);
+	}
+	if (!plan->aio_parts) {
+		bpf_map__set_max_entries(skel->maps.aio_parts, 1);
+		bpf_map__set_max_entries(skel->maps.aio_ops, 1);
 	}
 	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
@@ -170,6 +235,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->root_layer = (__u32)plan->root_layer;
 	ro->timed_layers = plan_timed_layers(plan);
 	set_events(skel, cfg, tg, plan);
+	set_pattern(ro, cfg, plan);
 	ro->blk_origin_attached = blk && plan->blk_origin;
 	ro->blk_origin_sees_all =
 	    blk && plan->blk_origin && blk_tp_by_name(plan->blk_origin) == BLK_TP_IO_START;
@@ -179,6 +245,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->uring_split = plan->uring_parts;
 	ro->uring_blk = blk && plan->uring_blk;
 	ro->uring_iowq_run = plan->uring_iowq_run;
+	ro->aio_split = plan->aio_parts;
+	ro->aio_blk = blk && plan->aio_blk;
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;
@@ -201,6 +269,7 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 			  ? 0
 			  : unit_ns(cfg->unit);
 	set_syscall_numbers(ro, plan);
+	set_stacks(skel, cfg, plan, blk);
 
 	size_maps(skel, cfg, plan, task_storage, hash_slots, fast_slots);
 }

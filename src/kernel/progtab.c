@@ -97,6 +97,10 @@ static const struct {
 	{ ROLE_THREAD_GONE, LAYER_NONE, { PROG(tb_thread_gone), 0 }, { 0, 0 } },
 	/* writeback_dirty_folio (lone): who dirtied each folio */
 	{ ROLE_DIRTY, LAYER_BLK, { PROG(tb_dirty_folio), 0 }, { PROG(rt_dirty_folio), 0 } },
+	/* --pattern at block_rq_issue (lone): its cost is the blk layer's */
+	{ ROLE_PATTERN, LAYER_BLK, { PROG(tb_pattern_issue), 0 }, { PROG(rt_pattern_issue), 0 } },
+	/* --pattern at block_bio_queue (lone): the bio layer's cost */
+	{ ROLE_PATTERN_BIO, LAYER_BIO, { PROG(tb_pattern_bio), 0 }, { PROG(rt_pattern_bio), 0 } },
 };
 
 static struct prog_ref *add_ref(struct progtab *pt, enum prog_role role, unsigned int layer,
@@ -148,6 +152,19 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 	/* No tracepoint marks an io-wq worker taking a request: fentry only. */
 	add_ref(pt, ROLE_URING_IOWQ_RUN, LAYER_IO_URING, METHOD_FENTRY,
 		at(skel, PROG(fe_uring_iowq_run)), NULL);
+	/* aio: no tracepoint; fentry/fexit, else kprobes (bpf/aio.bpf.c). */
+	add_ref(pt, ROLE_AIO_SUBMIT, LAYER_AIO, METHOD_FENTRY, at(skel, PROG(fe_aio_submit)),
+		at(skel, PROG(fx_aio_submit)));
+	add_ref(pt, ROLE_AIO_SUBMIT, LAYER_AIO, METHOD_KPROBE, at(skel, PROG(kp_aio_submit)),
+		at(skel, PROG(kr_aio_submit)));
+	add_ref(pt, ROLE_AIO_COMPLETE, LAYER_AIO, METHOD_FENTRY, at(skel, PROG(fe_aio_complete)),
+		NULL);
+	add_ref(pt, ROLE_AIO_COMPLETE, LAYER_AIO, METHOD_KPROBE, at(skel, PROG(kp_aio_complete)),
+		NULL);
+	add_ref(pt, ROLE_AIO_WORK, LAYER_AIO, METHOD_FENTRY, at(skel, PROG(fe_aio_work)),
+		at(skel, PROG(fx_aio_work)));
+	add_ref(pt, ROLE_AIO_WORK, LAYER_AIO, METHOD_KPROBE, at(skel, PROG(kp_aio_work)),
+		at(skel, PROG(kr_aio_work)));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		unsigned int layer = blk_tp_layer((enum blk_tp)tp);
 

@@ -25,6 +25,9 @@ enum prog_role {
 	ROLE_URING_PUNT,    /* io_uring_queue_async_work: the io-wq part */
 	ROLE_URING_POLL,    /* io_uring_poll_arm/task_add: the poll part */
 	ROLE_URING_IOWQ_RUN, /* fentry io_wq_submit_work: io-wq-queued ends */
+	ROLE_AIO_SUBMIT,    /* io_submit_one entry/exit: every aio cell */
+	ROLE_AIO_COMPLETE,  /* aio_complete (lone): every aio cell */
+	ROLE_AIO_WORK,	    /* aio_fsync_work entry/exit: an fsync's worker */
 	ROLE_LOCK,	    /* contention_begin/end: the lock part */
 	ROLE_JOURNAL,	    /* jbd2_start_commit/end_commit: the journal part */
 	ROLE_JOURNAL_WAKER, /* sched_waking (lone): who woke a sleep in a call */
@@ -34,6 +37,8 @@ enum prog_role {
 	ROLE_WRITEBACK,	    /* ext4_writepages_result (tracepoint, lone) */
 	ROLE_DIRTY,	    /* writeback_dirty_folio (lone): who dirtied a folio */
 	ROLE_THROTTLE,	    /* balance_dirty_pages (tracepoint, lone): dirty pauses */
+	ROLE_PATTERN,	    /* block_rq_issue (lone): --pattern's block level */
+	ROLE_PATTERN_BIO,   /* block_bio_queue (lone): --pattern's bio level */
 };
 
 struct prog_ref {
@@ -49,7 +54,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
  * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 11 * 2 + 5)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 13 * 2 + 5 + 3 * 2)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS
@@ -72,7 +77,7 @@ const struct prog_ref *progtab_blk(const struct progtab *pt, enum blk_tp tp,
 
 /* The programs of a role other than ROLE_TARGET and ROLE_BLK (a pair, or a
  * lone program in entry), for tp_btf or raw_tp (the page cache roles:
- * METHOD_TRACEPOINT). */
+ * METHOD_TRACEPOINT; the aio roles: METHOD_FENTRY or METHOD_KPROBE). */
 const struct prog_ref *progtab_role(const struct progtab *pt, enum prog_role role,
 				    enum attach_method method);
 

@@ -49,6 +49,12 @@ const char *const uring_tp_names[NR_URING_TPS] = {
 #define URING_TP(id, name) [id] = #name,
 #include "cells.def"
 };
+
+const char *const aio_func_names[NR_AIO_FUNCS] = {
+#define AIO_FUNC(id, name) [id] = #name,
+#include "cells.def"
+};
+
 unsigned int blk_tp_layer(enum blk_tp tp)
 {
 	return tp == BLK_TP_BIO_QUEUE || tp == BLK_TP_BIO_COMPLETE ||

@@ -58,6 +58,15 @@ enum uring_tp {
 
 extern const char *const uring_tp_names[NR_URING_TPS];
 
+/* The aio layer's kernel functions (fentry/fexit or kprobes). */
+enum aio_func {
+#define AIO_FUNC(id, name) id,
+#include "cells.def"
+	NR_AIO_FUNCS,
+};
+
+extern const char *const aio_func_names[NR_AIO_FUNCS];
+
 /* A block tracepoint by name, or -1. */
 int blk_tp_by_name(const char *name);
 

@@ -52,6 +52,11 @@ static const char *const uring_op_names[NR_URING_OPS] = {
 #include "cells.def"
 };
 
+static const char *const aio_op_names[NR_AIO_OPS] = {
+#define AIO_OP(id, name) [id] = #name,
+#include "cells.def"
+};
+
 /* The layers of threads come first, io_uring right after them. */
 #define LAYER(id, name, kind, nests, module, help)                                                 \
 	_Static_assert((id < NR_CALL_LAYERS) ==                                                    \
@@ -100,6 +105,8 @@ unsigned int layer_nr_ops(unsigned int layer)
 {
 	if (layer_is_device(layer))
 		return NR_BLK_OPS;
+	if (layer == LAYER_AIO)
+		return NR_AIO_OPS;
 	return layer == LAYER_IO_URING ? NR_URING_OPS : NR_FS_OPS;
 }
 
@@ -109,12 +116,14 @@ const char *op_name(unsigned int layer, unsigned int op)
 		return "?";
 	if (layer == LAYER_IO_URING)
 		return uring_op_names[op];
+	if (layer == LAYER_AIO)
+		return aio_op_names[op];
 	return layer_is_device(layer) ? blk_op_names[op] : fs_op_names[op];
 }
 
 bool layer_has_requests(unsigned int layer)
 {
-	return layer == LAYER_BLK || layer == LAYER_IO_URING;
+	return layer == LAYER_BLK || layer == LAYER_IO_URING || layer == LAYER_AIO;
 }
 
 const char *layer_count_noun(unsigned int layer, unsigned long long n)

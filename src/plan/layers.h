@@ -14,6 +14,7 @@ enum layer_kind {
 	LAYER_KIND_VFS,	    /* the VFS */
 	LAYER_KIND_FS,	    /* a file system's file_operations */
 	LAYER_KIND_URING,   /* io_uring requests */
+	LAYER_KIND_AIO,	    /* Linux native AIO requests (io_submit) */
 	LAYER_KIND_BIO,	    /* bios, per device: dm, md, zram and every disk */
 	LAYER_KIND_BLK,	    /* the block layer, always the last */
 	NR_LAYER_KINDS,
@@ -29,7 +30,7 @@ enum layer_kind {
 
 const char *layer_name(unsigned int layer);
 /* Number of operations of a layer (4 for fs-like layers, 5 for io_uring
- * and blk). */
+ * and blk, 6 for aio). */
 unsigned int layer_nr_ops(unsigned int layer);
 const char *op_name(unsigned int layer, unsigned int op);
 /* Layer index by name ("ext4", "blk", ...), or -1. */
@@ -45,7 +46,7 @@ bool layer_is_device(unsigned int layer);
 
 /* Is the layer a file system (of kind LAYER_KIND_FS)? */
 bool layer_is_fs(unsigned int layer);
-/* Does the layer time requests (io_uring, blk) rather than calls? */
+/* Does the layer time requests (io_uring, aio, blk) rather than calls? */
 bool layer_has_requests(unsigned int layer);
 /* "request"/"requests" or "call"/"calls", for n of the layer's. */
 const char *layer_count_noun(unsigned int layer, unsigned long long n);

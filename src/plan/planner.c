@@ -311,16 +311,22 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	/* Events (--slower, --trace) and --file tie requests to their calls. */
 	/* Parts and events give each call its block requests and bytes. */
 	bool call_bytes = split_calls || cfg->slower || cfg->trace;
+	/* -K, -U: a request's stacks are its submitter's, taken at its origin;
+	 * a bio joining it later counts its bytes under its own. */
+	bool stacks = cfg->kstack || cfg->ustack;
 	/* So is which io_uring request's issue started a request (its parts
 	 * and events; plan_uring ran before, the layers go in order). */
 	bool uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
 			 (plan->uring_parts || cfg->slower || cfg->trace);
-	bool need_submitter = uring_blk || split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
+	/* And which aio request's submission or worker (plan_aio ran before). */
+	bool aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE &&
+		       (plan->aio_parts || cfg->slower || cfg->trace);
+	bool need_submitter = uring_blk || aio_blk || split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
 			      cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
-			      cfg->slower || cfg->trace || cfg->nr_files;
+			      cfg->slower || cfg->trace || cfg->nr_files || stacks;
 	bool need_origin = need_submitter || cfg->queued;
 
-	call_bytes |= uring_blk;
+	call_bytes |= uring_blk || aio_blk || stacks;
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -344,8 +350,8 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	if (need_submitter)
 		snprintf(plan->blk_timing, sizeof(plan->blk_timing),
 			 "programs keyed by request, not one per request: a task filter, -P, -G, "
-			 "the parts of calls or of io_uring requests, events or --file need each "
-			 "request's submitter, known where it starts");
+			 "the parts of calls or of io_uring or aio requests, events or --file need "
+			 "each request's submitter, known where it starts (and so do -K and -U)");
 	else if (blk_plan_stamped(caps, cfg, plan)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
 			struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
@@ -360,6 +366,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 		return;
 	}
 	plan->uring_blk = uring_blk;
+	plan->aio_blk = aio_blk;
 	if (need_origin) {
 		if (blk_tp_exists(caps, BLK_TP_IO_START))
 			plan->blk_origin = blk_tp_names[BLK_TP_IO_START];
@@ -453,6 +460,70 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	}
 }
 
+/* Is an aio function there for this source (BTF for fentry, kallsyms for
+ * kprobes)? */
+static bool aio_func_exists(const struct kcaps *caps, enum attach_method src, unsigned int fn)
+{
+	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, aio_func_names[fn])
+				    : caps->func_in_kallsyms(caps->ctx, aio_func_names[fn]);
+}
+
+/*
+ * aio: no tracepoint marks an iocb's submission or completion, so fentry,
+ * else kprobes, on io_submit_one and aio_complete time every op (their
+ * programs are shared by all, as blk's are); aio_fsync_work where it is
+ * there for the same source.
+ */
+static void plan_aio(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+{
+	static const enum attach_method srcs[] = { METHOD_FENTRY, METHOD_KPROBE };
+	struct cell_plan *cp = &plan->cells[LAYER_AIO][0];
+	bool offered = false;
+
+	for (unsigned int i = 0; i < sizeof(srcs) / sizeof(srcs[0]) && !cp->src; i++) {
+		const char *why;
+
+		if (forced_otherwise(cfg->attach, srcs[i]))
+			continue;
+		offered = true;
+		why = source_unavailable(caps, srcs[i]);
+		if (why) {
+			why_add(cp, "%s: %s", method_name(srcs[i]), why);
+			continue;
+		}
+		if (!aio_func_exists(caps, srcs[i], AIO_FUNC_SUBMIT) ||
+		    !aio_func_exists(caps, srcs[i], AIO_FUNC_COMPLETE)) {
+			why_add(cp, "%s: no %s/%s in this kernel (CONFIG_AIO off?)",
+				method_name(srcs[i]), aio_func_names[AIO_FUNC_SUBMIT],
+				aio_func_names[AIO_FUNC_COMPLETE]);
+			continue;
+		}
+		cp->src = srcs[i];
+	}
+	if (!offered)
+		why_add(cp, "aio has no %s source: no tracepoint marks an aio request",
+			attach_name(cfg->attach));
+	if (cp->src) {
+		cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_SUBMIT];
+		cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_COMPLETE];
+		plan->aio_worker = aio_func_exists(caps, cp->src, AIO_FUNC_FSYNC_WORK);
+		if (plan->aio_worker)
+			cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_FSYNC_WORK];
+		else
+			why_add(cp, "parts: no %s: an fsync's worker time is async",
+				aio_func_names[AIO_FUNC_FSYNC_WORK]);
+		for (unsigned int t = 0; t < cp->nr_targets; t++)
+			cp->tgt_src[t] = cp->src;
+		plan->aio_parts = cfg->split_calls;
+	}
+	for (unsigned int op = 1; op < NR_AIO_OPS; op++) {
+		bool wanted = plan->cells[LAYER_AIO][op].wanted;
+
+		plan->cells[LAYER_AIO][op] = *cp;
+		plan->cells[LAYER_AIO][op].wanted = wanted;
+	}
+}
+
 /* The bio layer: two tracepoints, a bio's queue and its completion. */
 static void plan_bio(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
@@ -526,6 +597,10 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 			plan_uring(caps, cfg, plan);
 			continue;
 		}
+		if (layer == LAYER_AIO) {
+			plan_aio(caps, cfg, plan);
+			continue;
+		}
 		if (layer == LAYER_BIO) {
 			plan_bio(caps, cfg, plan);
 			continue;
@@ -562,7 +637,7 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 {
 	const char *remedy;
 
-	if (layer_is_fs(layer) || layer == LAYER_VFS)
+	if (layer_is_fs(layer) || layer == LAYER_VFS || layer == LAYER_AIO)
 		remedy = plan->mode == METHOD_NONE
 			     ? "it needs a kernel with BPF trampolines (fentry) or "
 			       "CONFIG_KPROBES=y; syscall and blk work without them"
@@ -621,6 +696,39 @@ static void print_uring_opcodes(unsigned int op, FILE *out)
 	fprintf(out, ", matched by struct io_kiocb");
 }
 
+/* The aio layer in one line: its ops share their programs and sources. */
+static void print_aio(const struct plan *plan, FILE *out)
+{
+	const struct cell_plan *cp = &plan->cells[LAYER_AIO][0];
+	static const struct {
+		unsigned char op;
+		const char *cmd;
+	} cmds[] = {
+#define AIO_OPCODE(op, cmd) { op, #cmd },
+#include "cells.def"
+	};
+
+	fprintf(out, "%-8s %-8s %-10s ", layer_name(LAYER_AIO), "all", method_name(cp->src));
+	for (unsigned int i = 0; i < cp->nr_targets; i++)
+		fprintf(out, "%s%s", i ? "," : "", cp->targets[i]);
+	if (cp->src != METHOD_NONE) {
+		fprintf(out, "  ops");
+		for (unsigned int op = 0; op < NR_AIO_OPS; op++) {
+			unsigned int n = 0;
+
+			fprintf(out, " %s", op_name(LAYER_AIO, op));
+			for (unsigned int i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+				if (cmds[i].op == op)
+					fprintf(out, "%s%s", n++ ? "," : "=", cmds[i].cmd);
+		}
+		fprintf(out, ", matched by context and iocb");
+	}
+	if (cp->why[0])
+		fprintf(out, "%s%s %s", cp->nr_targets ? "  " : "",
+			cp->src == METHOD_NONE ? "skipped:" : "passed over:", cp->why);
+	fputc('\n', out);
+}
+
 void plan_print(const struct plan *plan, FILE *out)
 {
 	fprintf(out, "%-8s %-8s %-10s %s\n", "LAYER", "OP", "SOURCE",
@@ -631,6 +739,11 @@ void plan_print(const struct plan *plan, FILE *out)
 
 			if (!cp->wanted)
 				continue;
+			if (layer == LAYER_AIO) {
+				if (!op)
+					print_aio(plan, out);
+				continue;
+			}
 			fprintf(out, "%-8s %-8s %-10s ", layer_name(layer), op_name(layer, op),
 				method_name(cp->src));
 			if (layer == LAYER_SYSCALL && is_raw_source(cp->src))

@@ -98,6 +98,17 @@ struct plan {
 	 * io_uring_submit_sqe, which also takes the request first. */
 	const char *uring_submit_tp;
 	/*
+	 * The aio layer (bpf/aio.bpf.c), by fentry/fexit or kprobes on
+	 * io_submit_one and aio_complete: aio_worker, aio_fsync_work is
+	 * attached too (an fsync's wait for a worker, its block requests);
+	 * aio_parts, requests split into parts; aio_blk, block requests tied
+	 * to the request whose submission or worker started them (with blk,
+	 * and the parts or events).
+	 */
+	bool aio_worker;
+	bool aio_parts;
+	bool aio_blk;
+	/*
 	 * One program per request, at completion, reading the kernel's stamps
 	 * (bpf/blk_stamped.bpf.h); blk_timing says how blk times requests
 	 * and why (--plan).

@@ -135,6 +135,9 @@ static void collect_names(struct probe_ctx *p)
 			p->names[p->nr_names++] = sys_names[i];
 		}
 	}
+	/* The aio layer's, which are no cell's target of their own. */
+	for (unsigned int i = 0; i < NR_AIO_FUNCS && p->nr_names < MAX_NAMES; i++)
+		p->names[p->nr_names++] = aio_func_names[i];
 }
 
 /* One pass over /proc/kallsyms for the names we care about. */
@@ -463,9 +466,16 @@ static unsigned int fs_mounted(void)
 		/* "DEVICE DIR TYPE OPTIONS 0 0" */
 		if (sscanf(line, "%*s %*s %63s", type) != 1)
 			continue;
-		for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
-			if (layer_is_fs(layer) && !strcmp(type, layer_name(layer)))
+		for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
+			const char *name = layer_name(layer);
+			size_t n = strlen(name);
+
+			/* TYPE, or TYPE.SUBTYPE as FUSE names its mounts
+			 * (fuse.sshfs: the fuse layer). */
+			if (layer_is_fs(layer) && !strncmp(type, name, n) &&
+			    (type[n] == '\0' || type[n] == '.'))
 				mounted |= 1U << layer;
+		}
 	}
 	fclose(f);
 	return mounted;

@@ -39,6 +39,16 @@ void cell_add(struct cell_hist *total, const struct cell_hist *cpu)
 		total->unit_slots[i] += cpu->unit_slots[i];
 }
 
+void cell_pad_zeros(struct cell_hist *h, uint64_t count)
+{
+	if (h->count >= count)
+		return;
+	h->buckets[0] += count - h->count;
+	h->unit_slots[0] += count - h->count;
+	h->count = count;
+	h->min_ns = 0;
+}
+
 void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct cell_hist *prev)
 {
 	int first = -1, last = -1;

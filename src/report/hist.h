@@ -23,6 +23,10 @@ void cell_add(struct cell_hist *total, const struct cell_hist *cpu);
  */
 void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct cell_hist *prev);
 
+/* A histogram of a part that leaves out the requests or calls where the
+ * part took no time: adds them as zeros, up to count in all. */
+void cell_pad_zeros(struct cell_hist *h, uint64_t count);
+
 /*
  * p-th percentile (0 < p <= 100) in ns, by nearest rank, interpolated
  * within its bucket and clamped to [min, max]. 0 when the cell is empty.

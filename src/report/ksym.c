@@ -7,12 +7,17 @@
 
 struct ksym {
 	uint64_t addr;
-	char *name;
+	char *name; /* "name", or "name [module]" for a module's */
 };
 
-static struct ksym *syms;
-static size_t nr_syms;
-static int loaded; /* 0: not yet; 1: read (maybe empty) */
+/* A table of one kind of symbol, read once. */
+struct ksym_table {
+	struct ksym *syms;
+	size_t nr_syms;
+	int loaded; /* 0: not yet; 1: read (maybe empty) */
+};
+
+static struct ksym_table data_syms, text_syms;
 
 static int by_addr(const void *a, const void *b)
 {
@@ -21,65 +26,105 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Data symbols only (d, b, r: data, bss, read-only; either case): locks
- * live there, and a text symbol at a lock's address would be a lie. */
-static void load(const char *path)
+/*
+ * Reads the symbols whose kallsyms type is in types into t. Data symbols
+ * (d, b, r: data, bss, read-only; either case) for locks: a text symbol at
+ * a lock's address would be a lie. Text symbols (t) for stacks.
+ */
+static void load(struct ksym_table *t, const char *path, const char *types)
 {
 	FILE *f = fopen(path ? path : "/proc/kallsyms", "r");
-	char line[512], type, name[256];
+	char line[512], type, name[256], mod[128];
 	size_t cap = 0;
 	uint64_t addr;
+	int n;
 
-	loaded = 1;
+	t->loaded = 1;
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		struct ksym *grown;
 
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) != 3 || !addr)
+		n = sscanf(line, "%" SCNx64 " %c %255s %127s", &addr, &type, name, mod);
+		if (n < 3 || !addr)
 			continue;
-		if (!strchr("dDbBrR", type))
+		if (!strchr(types, type))
 			continue;
-		if (nr_syms == cap) {
+		if (t->nr_syms == cap) {
 			cap = cap ? cap * 2 : 4096;
-			grown = realloc(syms, cap * sizeof(*syms));
+			grown = realloc(t->syms, cap * sizeof(*t->syms));
 			if (!grown)
 				break;
-			syms = grown;
+			t->syms = grown;
 		}
-		syms[nr_syms].addr = addr;
-		syms[nr_syms].name = strdup(name);
-		if (syms[nr_syms].name)
-			nr_syms++;
+		t->syms[t->nr_syms].addr = addr;
+		if (n == 4 && mod[0] == '[') {
+			size_t len = strlen(name) + strlen(mod) + 2;
+			char *both = malloc(len);
+
+			if (both)
+				snprintf(both, len, "%s %s", name, mod);
+			t->syms[t->nr_syms].name = both;
+		} else {
+			t->syms[t->nr_syms].name = strdup(name);
+		}
+		if (t->syms[t->nr_syms].name)
+			t->nr_syms++;
 	}
 	fclose(f);
-	qsort(syms, nr_syms, sizeof(*syms), by_addr);
+	qsort(t->syms, t->nr_syms, sizeof(*t->syms), by_addr);
 }
 
-int ksym_data_name(const char *path, uint64_t addr, char *buf, size_t sz)
+/* The last symbol of t at or below addr, or NULL. */
+static const struct ksym *below(const struct ksym_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = t->nr_syms;
 
-	if (!loaded)
-		load(path);
-	hi = nr_syms;
-	/* The last symbol at or below addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (syms[mid].addr <= addr)
+		if (t->syms[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo && addr - syms[lo - 1].addr < 4096) {
-		if (addr == syms[lo - 1].addr)
-			snprintf(buf, sz, "%s", syms[lo - 1].name);
+	return lo ? &t->syms[lo - 1] : NULL;
+}
+
+int ksym_data_name(const char *path, uint64_t addr, char *buf, size_t sz)
+{
+	const struct ksym *k;
+
+	if (!data_syms.loaded)
+		load(&data_syms, path, "dDbBrR");
+	k = below(&data_syms, addr);
+	if (k && addr - k->addr < 4096) {
+		if (addr == k->addr)
+			snprintf(buf, sz, "%s", k->name);
 		else
-			snprintf(buf, sz, "%s+0x%" PRIx64, syms[lo - 1].name,
-				 addr - syms[lo - 1].addr);
+			snprintf(buf, sz, "%s+0x%" PRIx64, k->name, addr - k->addr);
 		return 0;
 	}
 	snprintf(buf, sz, "0x%" PRIx64, addr);
+	return -1;
+}
+
+/*
+ * A code address belongs to the function below it; the text symbols of
+ * kallsyms have no sizes, so an address past the last function of the
+ * kernel or of a module would take that function's name: 1 MiB bounds it.
+ */
+int ksym_text_name(const char *path, uint64_t addr, char *buf, size_t sz)
+{
+	const struct ksym *k;
+
+	if (!text_syms.loaded)
+		load(&text_syms, path, "tT");
+	k = below(&text_syms, addr);
+	if (k && addr - k->addr < (1U << 20)) {
+		snprintf(buf, sz, "%s", k->name);
+		return 0;
+	}
+	snprintf(buf, sz, "[unknown]");
 	return -1;
 }

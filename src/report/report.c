@@ -6,6 +6,16 @@
 #include "layers.h"
 #include "report.h"
 
+void report_disk_name(const struct report *r, uint32_t dev, char *name, size_t namesz, char *kdev,
+		      size_t kdevsz)
+{
+	format_kdev(dev, kdev, kdevsz);
+	if (r->disk_name)
+		r->disk_name(dev, name, namesz);
+	else
+		snprintf(name, namesz, "%s", kdev);
+}
+
 double ns_to_unit(uint64_t ns, enum unit unit)
 {
 	return (double)ns / (double)unit_ns(unit);
@@ -119,6 +129,8 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_CALL_EXIT_MISSED] = "call_exit_missed",
 		[DROP_URING_MAP_FULL] = "uring_map_full",
 		[DROP_URING_COMPLETION_MISSED] = "uring_completion_missed",
+		[DROP_AIO_MAP_FULL] = "aio_map_full",
+		[DROP_AIO_COMPLETION_MISSED] = "aio_completion_missed",
 		[DROP_RQ_UNSTAMPED] = "request_unstamped",
 		[DROP_BIO_MAP_FULL] = "bio_map_full",
 		[DROP_BIO_COMPLETION_MISSED] = "bio_completion_missed",
@@ -388,6 +400,11 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		r->breakdowns = &r->own_breakdowns;
 		r->disk_name = disk_name;
 	}
+	if (cfg->pattern) {
+		if (pattern_diff(&r->own_patterns, &cur->patterns, &prev->patterns))
+			return -ENOMEM;
+		r->patterns = &r->own_patterns;
+	}
 	if (cfg->stats) {
 		stats_diff(&r->own_stats, &cur->stats, &prev->stats);
 		r->stats = &r->own_stats;
@@ -399,6 +416,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		uring_split_diff(&r->uring, &cur->uring, &prev->uring);
 	if (plan->wb)
 		wb_diff(&r->wb, &cur->wb, &prev->wb);
+	if (plan->aio_parts)
+		aio_split_diff(&r->aio, &cur->aio, &prev->aio);
 	return 0;
 }
 
@@ -406,6 +425,8 @@ void report_release(struct report *r)
 {
 	breakdown_free(&r->own_breakdowns);
 	r->breakdowns = NULL;
+	pattern_free(&r->own_patterns);
+	r->patterns = NULL;
 }
 
 static void note_gone(struct report *r, uint32_t dev, const char *name,

@@ -11,7 +11,9 @@
 #include "opts.h"
 #include "planner.h"
 #include "uring_parts.h"
+#include "aio_parts.h"
 #include "breakdown.h"
+#include "pattern_report.h"
 #include "snapshot.h"
 #include "stats.h"
 
@@ -49,6 +51,8 @@ struct report {
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS];
 	/* io_uring requests split into parts, when r->plan->uring_parts. */
 	struct uring_split uring;
+	/* aio requests split into parts, when r->plan->aio_parts. */
+	struct aio_split aio;
 	struct cell_hist pages[NR_FS_OPS]; /* pages added per call, every call */
 	struct wb_snapshot wb; /* written back for the dirtiers, when r->plan->wb */
 	/*
@@ -60,9 +64,14 @@ struct report {
 	/* Disks traced (-d) or seen (-D) that are gone now. */
 	struct gone_disk gone[MAX_GONE_DISKS];
 	unsigned int nr_gone;
+	/* -K, -U: the stacks of block I/O (src/report/stack_report.h), or NULL. */
+	const struct stack_report *stacks;
+	/* --pattern: the accesses of the interval by key, or NULL. */
+	const struct pattern_set *patterns;
 	/* What report_build() allocated for the pointers above. */
 	struct breakdown_set own_breakdowns;
 	struct self_stats own_stats;
+	struct pattern_set own_patterns;
 };
 
 /*
@@ -159,6 +168,11 @@ int report_left_out_layer(const struct report *r);
 
 /* Calls of a layer left out on a kind of file, all ops together. */
 uint64_t report_left_out_total(const struct report *r, unsigned int layer, unsigned int kind);
+
+/* A disk's name as reports give it (r->disk_name's, else "major:minor")
+ * into name, and its "major:minor" into kdev. */
+void report_disk_name(const struct report *r, uint32_t dev, char *name, size_t namesz, char *kdev,
+		      size_t kdevsz);
 
 /* Value in the unit, for printing. */
 double ns_to_unit(uint64_t ns, enum unit unit);

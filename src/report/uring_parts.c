@@ -37,12 +37,7 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 
 			cell_diff(h, &cur->parts[op][p], &prev->parts[op][p]);
 			/* Requests where the part took no time: zeros. */
-			if (h->count < t->count) {
-				h->buckets[0] += t->count - h->count;
-				h->unit_slots[0] += t->count - h->count;
-				h->count = t->count;
-				h->min_ns = 0;
-			}
+			cell_pad_zeros(h, t->count);
 		}
 	}
 }

@@ -6,6 +6,7 @@
 #include "layers.h"
 #include "ksym.h"
 #include "uring_parts.h"
+#include "aio_parts.h"
 #include "quote.h"
 
 /* A kernel string of a fixed-size field: never trusted to end in NUL. */
@@ -54,11 +55,14 @@ const char *event_file_label(const struct call_event *e, size_t size, char *buf,
 }
 
 /* Is this part of the call shown: traced for its op, or it took time. An
- * io_uring request's parts are enum uring_part's. */
+ * io_uring request's parts are enum uring_part's, an aio request's enum
+ * aio_part's. */
 static bool part_shown(const struct event_ctx *c, const struct call_event *e, unsigned int p)
 {
 	if (e->layer == LAYER_IO_URING)
 		return uring_part_shown(c->plan, p);
+	if (e->layer == LAYER_AIO)
+		return aio_part_shown(c->plan, p);
 	return part_traced(c->plan, c->offcpu, e->op, p) || e->part_ns[p];
 }
 
@@ -66,11 +70,15 @@ static bool event_parts(const struct event_ctx *c, const struct call_event *e)
 {
 	if (e->layer == LAYER_IO_URING)
 		return c->plan && c->plan->uring_parts;
+	if (e->layer == LAYER_AIO)
+		return c->plan && c->plan->aio_parts;
 	return c->parts;
 }
 
 static const char *event_part_name(const struct call_event *e, unsigned int p)
 {
+	if (e->layer == LAYER_AIO)
+		return aio_part_name(p);
 	return e->layer == LAYER_IO_URING ? uring_part_name(p) : part_name(p);
 }
 
@@ -83,7 +91,7 @@ static uint64_t event_latency(const struct call_event *e)
  * calls of threads)? */
 static bool event_bio(const struct event_ctx *c, const struct call_event *e)
 {
-	return c->plan && e->layer != LAYER_IO_URING &&
+	return c->plan && e->layer != LAYER_IO_URING && e->layer != LAYER_AIO &&
 	       c->plan->cells[LAYER_BIO][0].src != METHOD_NONE;
 }
 
@@ -221,6 +229,10 @@ int event_text_line(FILE *out, const struct event_ctx *c, const struct call_even
 		fprintf(out, " ret %" PRId64, (int64_t)e->ret);
 	if (e->layer == LAYER_IO_URING)
 		fprintf(out, " io_uring opcode %u", e->opcode);
+	if (e->layer == LAYER_AIO)
+		fprintf(out, " iocb command %u", e->opcode);
+	if (e->flags & (EVF_SEQ | EVF_RANDOM))
+		fprintf(out, " %s", e->flags & EVF_SEQ ? "sequential" : "random");
 	event_text_details(out, c, e, lat);
 	fputc('\n', out);
 	return ferror(out) ? -1 : 0;
@@ -348,7 +360,10 @@ json_object *event_json(const struct event_ctx *c, const struct call_event *e, s
 	json_object_object_add(o, "bytes",
 			       e->bytes != NO_POS ? json_object_new_uint64(e->bytes) : NULL);
 	json_object_object_add(o, "ret", json_object_new_int64(e->ret));
-	if (e->layer == LAYER_IO_URING)
+	/* --pattern: was it sequential (only where judged: a read or write) */
+	if (e->flags & (EVF_SEQ | EVF_RANDOM))
+		json_object_object_add(o, "seq", json_object_new_boolean(!!(e->flags & EVF_SEQ)));
+	if (e->layer == LAYER_IO_URING || e->layer == LAYER_AIO)
 		json_object_object_add(o, "opcode", json_object_new_int64(e->opcode));
 	if (event_parts(c, e)) {
 		json_object *parts = json_object_new_object();

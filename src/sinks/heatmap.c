@@ -35,6 +35,7 @@ struct column {
 
 struct heatmap {
 	FILE *out;
+	char what[320]; /* "the heat map to PATH", for messages */
 	struct column *cols;
 	size_t n;
 	double t; /* the time covered so far */
@@ -49,6 +50,7 @@ struct heatmap *heatmap_open(const char *path, char *err, size_t errsz)
 		snprintf(err, errsz, "out of memory");
 		return NULL;
 	}
+	snprintf(h->what, sizeof(h->what), "the heat map to %s", path);
 	h->out = fopen(path, "w");
 	if (!h->out) {
 		snprintf(err, errsz, "cannot write the heat map to %s: %s", path, strerror(errno));
@@ -322,4 +324,30 @@ int heatmap_close(struct heatmap *h)
 	free(h->cols);
 	free(h);
 	return err;
+}
+
+static int heatmap_sink_end(struct sink *s, const struct report *r)
+{
+	if (!heatmap_add(s->state, r))
+		return 0;
+	errno = ENOMEM;
+	return -1;
+}
+
+static int heatmap_sink_close(struct sink *s)
+{
+	int err = heatmap_close(s->state);
+
+	s->state = NULL;
+	return err;
+}
+
+static const struct sink_ops heatmap_ops = {
+	.report_end = heatmap_sink_end,
+	.close = heatmap_sink_close,
+};
+
+void heatmap_sink_open(struct sink *s, struct heatmap *h)
+{
+	*s = (struct sink){ .ops = &heatmap_ops, .what = h->what, .state = h };
 }

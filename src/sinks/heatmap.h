@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include "report.h"
+#include "sink.h"
 
 struct heatmap;
 
@@ -25,5 +26,9 @@ int heatmap_close(struct heatmap *h);
 
 /* The SVG of the columns so far, to out (heatmap_close writes it). */
 int heatmap_write_svg(const struct heatmap *h, FILE *out);
+
+/* The heat map as a sink of the run: a column per report, the SVG written
+ * when the sink is closed (which frees h). */
+void heatmap_sink_open(struct sink *s, struct heatmap *h);
 
 #endif /* HEATMAP_H */

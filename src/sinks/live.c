@@ -618,6 +618,8 @@ static const struct sink_ops live_ops = {
 
 int live_sink_open(struct sink *s, struct live *lv)
 {
-	*s = (struct sink){ .ops = &live_ops, .out = lv->out, .unit = lv->unit, .state = lv };
+	*s = (struct sink){
+		.ops = &live_ops, .what = "the live view", .out = lv->out, .unit = lv->unit, .state = lv
+	};
 	return 0;
 }

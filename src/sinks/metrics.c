@@ -20,18 +20,17 @@
 #include "metrics.h"
 #include "prom.h"
 #include "report.h"
+#include "take.h"
 #include "version.h"
 
 struct metrics {
-	pthread_mutex_t lock; /* one snapshot at a time: snap and rep below */
+	pthread_mutex_t lock; /* one report at a time: source and rep below */
 	const struct config *cfg;
 	struct exporter *http; /* listening from metrics_open(), serving later */
-	struct tracer *tracer;
-	const struct plan *plan;
+	struct report_source source;
 	struct prom_meta meta;
 	struct utsname uts;
 	bool textfile_failing; /* said once, until a write succeeds */
-	struct snapshot snap;
 	struct report rep;
 };
 
@@ -87,23 +86,12 @@ int metrics_render(void *ctx, FILE *out)
 
 	/* The HTTP thread and the textfile timer may both be here. */
 	pthread_mutex_lock(&m->lock);
-	ret = snapshot_take(m->tracer, &m->snap);
-	if (!ret && m->cfg->per_cgroup) {
-		struct timespec now;
-
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		snapshot_expire_cgroups(m->tracer, &m->snap, m->cfg->cgroup_grace,
-					(double)now.tv_sec + now.tv_nsec / 1e9);
-	}
-	/* Counts since start: the report of the snapshot against nothing. */
-	if (!ret)
-		ret = report_build(&m->rep, m->cfg, m->plan, &m->snap, NULL, 0, disk_name_kdev);
+	ret = report_take(&m->source, &m->rep, false);
 	if (!ret) {
 		if (report_prometheus(out, &m->rep, &m->meta))
 			ret = -EIO;
 		report_release(&m->rep);
 	}
-	snapshot_free(&m->snap);
 	pthread_mutex_unlock(&m->lock);
 	return ret;
 }
@@ -126,8 +114,8 @@ int metrics_start(struct metrics *m, struct tracer *t, const struct plan *plan, 
 	const struct config *cfg = m->cfg;
 	char url[128];
 
-	m->tracer = t;
-	m->plan = plan;
+	report_source_start(&m->source, t, cfg, plan, 0);
+	m->source.since_start = true;
 	if (cfg->textfile && write_textfile(m, err, errsz))
 		return -1;
 	if (m->http && exporter_serve(m->http, metrics_render, m, cfg->verbose, err, errsz))

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "layers.h"
+#include "pattern_out.h"
 #include "prom.h"
 #include "writeback.h"
 
@@ -483,5 +484,6 @@ int report_prometheus(FILE *out, const struct report *r, const struct prom_meta 
 	put_skipped(out, r);
 	if (r->stats)
 		put_stats(out, r->stats);
+	pattern_prom(out, r);
 	return fflush(out) || ferror(out) ? -1 : 0;
 }

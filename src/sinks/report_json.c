@@ -6,8 +6,10 @@
 #include <json-c/json.h>
 #include "bio_stack.h"
 #include "layers.h"
+#include "pattern_out.h"
 #include "report.h"
 #include "sink.h"
+#include "stacks_out.h"
 #include "verdict.h"
 #include "writeback.h"
 
@@ -66,11 +68,7 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	if (r->cfg->per_disk && layer_is_device(layer)) {
 		char name[32], dev[32];
 
-		format_kdev(e->key.dev, dev, sizeof(dev));
-		if (r->disk_name)
-			r->disk_name(e->key.dev, name, sizeof(name));
-		else
-			snprintf(name, sizeof(name), "%s", dev);
+		report_disk_name(r, e->key.dev, name, sizeof(name), dev, sizeof(dev));
 		/* blk names its disk "disk"; bio, a device of a stack, "device". */
 		json_object_object_add(o, layer == LAYER_BIO ? "device" : "disk",
 				       json_object_new_string(name));
@@ -158,10 +156,17 @@ static void json_cell(struct sink *s, const struct report *r, unsigned int layer
 		json_object_array_add(js->skipped, skip);
 		return;
 	}
-	if (js->totals)
-		json_object_array_add(js->totals, cell_json(layer, op, &r->cells[layer][op]));
+	if (js->totals) {
+		json_object *t = cell_json(layer, op, &r->cells[layer][op]);
+
+		pattern_json_cell(t, r, layer, op);
+		json_object_array_add(js->totals, t);
+	}
 	if (!report_layer_broken_down(r, layer)) {
-		json_object_array_add(js->cells, cell_json(layer, op, &r->cells[layer][op]));
+		json_object *c = cell_json(layer, op, &r->cells[layer][op]);
+
+		pattern_json_cell(c, r, layer, op);
+		json_object_array_add(js->cells, c);
 		return;
 	}
 	for (size_t i = 0; i < r->breakdowns->n; i++)
@@ -432,8 +437,11 @@ static int json_end(struct sink *s, const struct report *r)
 	json_object_object_add(js->root, "skipped", js->skipped);
 	json_left_out(js->root, r);
 	wb_json(js->root, r);
+	pattern_json_rows(js->root, r);
 	if (r->plan->uring_parts)
 		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring, r->plan));
+	if (r->plan->aio_parts)
+		json_object_object_add(js->root, "aio_breakdown", aio_split_json(&r->aio, r->plan));
 	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i),
@@ -458,6 +466,8 @@ static int json_end(struct sink *s, const struct report *r)
 	}
 	if (js->stats)
 		json_object_object_add(js->root, "stats", js->stats);
+	if (r->stacks)
+		json_object_object_add(js->root, "stacks", stacks_json(r->stacks));
 	ret = fprintf(s->out, "%s\n",
 		      json_object_to_json_string_ext(js->root, JSON_C_TO_STRING_PLAIN)) < 0
 		  ? -1
@@ -469,10 +479,11 @@ static int json_end(struct sink *s, const struct report *r)
 	return ret;
 }
 
-static void json_close(struct sink *s)
+static int json_close(struct sink *s)
 {
 	free(s->state);
 	s->state = NULL;
+	return 0;
 }
 
 static const struct sink_ops json_ops = {
@@ -486,7 +497,7 @@ static const struct sink_ops json_ops = {
 
 int sink_json_open(struct sink *s, FILE *out)
 {
-	*s = (struct sink){ .ops = &json_ops, .out = out };
+	*s = (struct sink){ .ops = &json_ops, .what = "the report", .out = out };
 	s->state = calloc(1, sizeof(struct json_state));
 	return s->state ? 0 : -1;
 }

@@ -8,9 +8,11 @@
 #include <string.h>
 #include "bio_stack.h"
 #include "layers.h"
+#include "pattern_out.h"
 #include "quote.h"
 #include "report.h"
 #include "sink.h"
+#include "stacks_out.h"
 #include "verdict.h"
 #include "writeback.h"
 
@@ -608,6 +610,35 @@ static void op_head_end(FILE *out, const struct op_head *h, const struct call_to
 	fprintf(out, "%-7s blk: %s requests, %s KiB per %s\n", "", reqs, kib, per);
 }
 
+/* The header of a table of requests' parts ("io_uring", "aio"), once. */
+static void request_parts_header(struct sink *s, const char *what, bool *shown)
+{
+	char head[3][16];
+
+	if (*shown)
+		return;
+	fprintf(s->out,
+		"\n%s requests, where the time goes: parts that add up to each request\n"
+		"%-7s %10s %12s  %-12s %6s %12s %12s\n",
+		what, "OP", "REQUESTS", in_unit(head[0], sizeof(head[0]), "AVG", s->unit), "PART",
+		"SHARE", in_unit(head[1], sizeof(head[1]), "P50", s->unit),
+		in_unit(head[2], sizeof(head[2]), "P99", s->unit));
+	*shown = true;
+}
+
+/* A part's row of a request op, total_ns: the op's time. */
+static void request_part_row(struct sink *s, struct op_head *head_of, const char *part,
+			     const struct cell_hist *h, uint64_t total_ns)
+{
+	char p50[32], p99[32], share[16];
+
+	fmt_value(p50, sizeof(p50), cell_percentile(h, 50), s->unit);
+	fmt_value(p99, sizeof(p99), cell_percentile(h, 99), s->unit);
+	fmt_share(share, sizeof(share), h->sum_ns, total_ns);
+	op_head_row(s->out, head_of);
+	fprintf(s->out, "%-12s %6s %12s %12s\n", part, share, p50, p99);
+}
+
 /*
  * Where the time of io_uring requests goes, as calls' does: per op with
  * requests a row per part that took time (the parts of each request add
@@ -616,8 +647,6 @@ static void op_head_end(FILE *out, const struct op_head *h, const struct call_to
 static void text_uring(struct sink *s, const struct report *r)
 {
 	const struct uring_split *u = &r->uring;
-	FILE *out = s->out;
-	char head[3][16];
 	bool header = false;
 
 	for (unsigned int op = 0; op < NR_URING_OPS; op++) {
@@ -626,29 +655,61 @@ static void text_uring(struct sink *s, const struct report *r)
 
 		if (!t->count)
 			continue;
-		if (!header)
-			fprintf(out,
-				"\nio_uring requests, where the time goes: parts that add up to "
-				"each request\n%-7s %10s %12s  %-12s %6s %12s %12s\n",
-				"OP", "REQUESTS", in_unit(head[0], sizeof(head[0]), "AVG", s->unit),
-				"PART", "SHARE", in_unit(head[1], sizeof(head[1]), "P50", s->unit),
-				in_unit(head[2], sizeof(head[2]), "P99", s->unit));
-		header = true;
+		request_parts_header(s, "io_uring", &header);
 		op_head_init(&head_of, op_name(LAYER_IO_URING, op), t, s->unit);
 		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
 			const struct cell_hist *h = &u->parts[op][p];
-			char p50[32], p99[32], share[16];
 
-			if (!uring_part_shown(r->plan, p) || !h->sum_ns)
-				continue;
-			fmt_value(p50, sizeof(p50), cell_percentile(h, 50), s->unit);
-			fmt_value(p99, sizeof(p99), cell_percentile(h, 99), s->unit);
-			fmt_share(share, sizeof(share), h->sum_ns, t->total_ns);
-			op_head_row(out, &head_of);
-			fprintf(out, "%-12s %6s %12s %12s\n", uring_part_name(p), share, p50, p99);
+			if (uring_part_shown(r->plan, p) && h->sum_ns)
+				request_part_row(s, &head_of, uring_part_name(p), h, t->total_ns);
 		}
 		/* The block requests their issue started (with the blk layer). */
-		op_head_end(out, &head_of, t, "request");
+		op_head_end(s->out, &head_of, t, "request");
+	}
+}
+
+/*
+ * Where the time of aio requests goes, as io_uring's: per op its parts,
+ * how many completed inline (inside io_submit), and, with plan->aio_blk,
+ * its block requests, their flushes and their time.
+ */
+static void text_aio(struct sink *s, const struct report *r)
+{
+	FILE *out = s->out;
+	bool header = false;
+
+	for (unsigned int op = 0; op < NR_AIO_OPS; op++) {
+		const struct aio_totals *a = &r->aio.ops[op];
+		struct call_totals t = { .count = a->count,
+					 .total_ns = a->total_ns,
+					 .blk_requests = a->blk_requests,
+					 .blk_bytes = a->blk_bytes };
+		struct op_head head_of;
+		char n[32], avg[32];
+
+		if (!a->count)
+			continue;
+		request_parts_header(s, "aio", &header);
+		op_head_init(&head_of, op_name(LAYER_AIO, op), &t, s->unit);
+		for (unsigned int p = 0; p < NR_AIO_PARTS; p++) {
+			const struct cell_hist *h = &r->aio.parts[op][p];
+
+			if (aio_part_shown(r->plan, p) && h->sum_ns)
+				request_part_row(s, &head_of, aio_part_name(p), h, t.total_ns);
+		}
+		op_head_end(out, &head_of, &t, "request");
+		format_count(a->inline_count, n, sizeof(n));
+		fprintf(out, "%-7s inline: %s of %s completed inside io_submit\n", "", n,
+			head_of.n);
+		if (a->blk_flushes) {
+			format_count(a->blk_flushes, n, sizeof(n));
+			fprintf(out, "%-7s flushes: %s of those requests\n", "", n);
+		}
+		if (a->blk_requests) {
+			fmt_value(avg, sizeof(avg), a->blk_ns / a->count, s->unit);
+			fprintf(out, "%-7s blk time: %s %s per request (its block requests')\n",
+				"", avg, unit_name(s->unit));
+		}
 	}
 }
 
@@ -658,11 +719,16 @@ static int text_end(struct sink *s, const struct report *r)
 
 	if (r->plan->uring_parts)
 		text_uring(s, r);
+	if (r->plan->aio_parts)
+		text_aio(s, r);
+	pattern_text(out, r);
 	/* The notes on the whole report, apart from the last table's rows. */
 	fputc('\n', out);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		text_left_out(out, r, layer);
 
+	if (r->stacks)
+		stacks_text(out, r->stacks);
 	for (unsigned int i = 0; i < r->nr_gone; i++) {
 		struct text t = { .n = 0 };
 		char dev[32];
@@ -908,6 +974,6 @@ static const struct sink_ops text_ops = {
 
 int sink_text_open(struct sink *s, FILE *out, enum unit unit)
 {
-	*s = (struct sink){ .ops = &text_ops, .out = out, .unit = unit };
+	*s = (struct sink){ .ops = &text_ops, .what = "the report", .out = out, .unit = unit };
 	return 0;
 }

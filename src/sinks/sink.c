@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include "layers.h"
 #include "sink.h"
 
@@ -23,9 +26,51 @@ int sink_write(struct sink *s, const struct report *r)
 	return ops->report_end ? ops->report_end(s, r) : 0;
 }
 
-void sink_close(struct sink *s)
+int sink_close(struct sink *s)
 {
+	int ret = 0;
+
 	if (s->ops && s->ops->close)
-		s->ops->close(s);
+		ret = s->ops->close(s);
 	s->ops = NULL;
+	return ret;
+}
+
+struct sink *sinks_add(struct sinks *l)
+{
+	return l->nr < MAX_SINKS ? &l->v[l->nr++] : NULL;
+}
+
+int sinks_write(struct sinks *l, const struct report *r, const struct sink **failed)
+{
+	int saved = 0;
+
+	*failed = NULL;
+	for (unsigned int i = 0; i < l->nr; i++) {
+		if (!l->v[i].ops || !sink_write(&l->v[i], r) || *failed)
+			continue;
+		*failed = &l->v[i];
+		saved = errno;
+	}
+	errno = saved;
+	return *failed ? -1 : 0;
+}
+
+int sinks_close(struct sinks *l, char *what, size_t sz)
+{
+	bool failed = false;
+	int saved = 0;
+
+	for (unsigned int i = 0; i < l->nr; i++) {
+		/* Copied first: closing may free what `what` points into. */
+		if (!failed && l->v[i].what)
+			snprintf(what, sz, "%s", l->v[i].what);
+		if (!l->v[i].ops || !sink_close(&l->v[i]) || failed)
+			continue;
+		failed = true;
+		saved = errno;
+	}
+	l->nr = 0;
+	errno = saved;
+	return failed ? -1 : 0;
 }

@@ -9,6 +9,7 @@
 #include "opts.h"
 #include "trace.h"
 #include "uring_parts.h"
+#include "aio_parts.h"
 #include "version.h"
 
 /* Disks draw as processes of their own, beyond any real pid (pid_max is
@@ -314,6 +315,9 @@ static void put_request(struct trace_writer *t, const struct decided *call,
 	json_object_object_add(args, "bytes", json_object_new_uint64(r->bytes));
 	json_object_object_add(args, "disk", json_object_new_string(disk));
 	json_object_object_add(args, "submitter_tid", json_object_new_int64(r->tid));
+	json_object_object_add(args, "sector", json_object_new_uint64(r->sector));
+	if (r->flags & (EVF_SEQ | EVF_RANDOM))
+		json_object_object_add(args, "seq", json_object_new_boolean(!!(r->flags & EVF_SEQ)));
 	if (r->error)
 		json_object_object_add(args, "error", json_object_new_boolean(1));
 	json_object_object_add(o, "args", args);
@@ -405,44 +409,58 @@ static json_object *call_args(const struct call_event *e, const char *file, uint
 	return args;
 }
 
+/* The parts of a request's event (io_uring, aio), by name. io-wq-queued,
+ * worker-queued and worker: only where they were measured, or took time. */
+static json_object *request_parts(const struct call_event *e)
+{
+	json_object *parts = json_object_new_object();
+
+	for (unsigned int p = 0; p < NR_URING_PARTS && e->layer == LAYER_IO_URING; p++)
+		if (p != URING_PART_IOWQ_QUEUED || e->part_ns[p])
+			json_object_object_add(parts, uring_part_name(p),
+					       json_object_new_uint64(e->part_ns[p]));
+	for (unsigned int p = 0; p < NR_AIO_PARTS && e->layer == LAYER_AIO; p++)
+		if (p == AIO_PART_SUBMIT || p == AIO_PART_ASYNC || e->part_ns[p])
+			json_object_object_add(parts, aio_part_name(p),
+					       json_object_new_uint64(e->part_ns[p]));
+	return parts;
+}
+
 /*
- * An io_uring request: an async slice (ph "b"/"e", cat "io_uring", an id
- * of its own) of its submitter's thread, not an X slice: requests of one
- * thread overlap (a ring holds many in flight) and X slices of a thread
- * must nest. Perfetto draws them on async tracks under the process, named
- * "io_uring read" and so on. Nothing waits for them (no slices of theirs).
+ * An io_uring or aio request: an async slice (ph "b"/"e", cat its layer, an
+ * id of its own) of its submitter's thread, not an X slice: requests of one
+ * thread overlap (a ring or an aio context holds many in flight) and X
+ * slices of a thread must nest. Perfetto draws them on async tracks under
+ * the process, named "io_uring read", "aio write" and so on. Nothing waits
+ * for them (no slices of theirs).
  */
 static void trace_uring(struct trace_writer *t, const struct call_event *e, const char *file)
 {
 	uint64_t lat = e->end_ns - e->call_ns;
+	const char *cat = layer_name(e->layer);
 	char comm[COMM_LEN + 1], name[32];
-	json_object *o, *args, *parts;
+	json_object *o, *args;
 
 	if (lat < t->slower_ns)
 		return;
 	memcpy(comm, e->comm, COMM_LEN);
 	comm[COMM_LEN] = '\0';
 	name_thread(t, e->pid, e->tid, comm);
-	snprintf(name, sizeof(name), "io_uring %s", op_name(e->layer, e->op));
+	snprintf(name, sizeof(name), "%s %s", cat, op_name(e->layer, e->op));
 	t->uring_id++;
-	o = event("b", name, "io_uring", e->pid, e->tid);
+	o = event("b", name, cat, e->pid, e->tid);
 	json_object_object_add(o, "id", json_object_new_uint64(t->uring_id));
 	json_object_object_add(o, "ts", json_us(e->call_ns));
 	args = call_args(e, file, lat);
 	json_object_object_add(args, "opcode", json_object_new_int64(e->opcode));
 	json_object_object_add(args, "blk_requests", json_object_new_uint64(e->blk_requests));
 	json_object_object_add(args, "blk_bytes", json_object_new_uint64(e->blk_bytes));
-	parts = json_object_new_object();
-	/* io-wq-queued: only where it was measured (a punted request, with
-	 * fentry on io_wq_submit_work); io-wq holds it elsewhere. */
-	for (unsigned int p = 0; p < NR_URING_PARTS; p++)
-		if (p != URING_PART_IOWQ_QUEUED || e->part_ns[p])
-			json_object_object_add(parts, uring_part_name(p),
-					       json_object_new_uint64(e->part_ns[p]));
-	json_object_object_add(args, "parts_ns", parts);
+	if (e->layer == LAYER_AIO)
+		json_object_object_add(args, "blk_flushes", json_object_new_uint64(e->blk_flushes));
+	json_object_object_add(args, "parts_ns", request_parts(e));
 	json_object_object_add(o, "args", args);
 	put(t, o);
-	o = event("e", name, "io_uring", e->pid, e->tid);
+	o = event("e", name, cat, e->pid, e->tid);
 	json_object_object_add(o, "id", json_object_new_uint64(t->uring_id));
 	json_object_object_add(o, "ts", json_us(e->end_ns));
 	put(t, o);
@@ -472,7 +490,7 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 	char comm[COMM_LEN + 1];
 	json_object *o, *args;
 
-	if (e->layer == LAYER_IO_URING) {
+	if (e->layer == LAYER_IO_URING || e->layer == LAYER_AIO) {
 		trace_uring(t, e, file);
 		return;
 	}

@@ -76,6 +76,15 @@ done
 iostackbreak --attach=nosuch --version >/dev/null 2>&1 &&
 	{ echo "FAIL the binary accepts --attach=nosuch: the check above proves nothing"; failed=1; }
 
+# Values of a few words, from the option's own line of --help.
+complete_words iostackbreak --io ''
+expect "--io: r w rw" "r w rw"
+complete_words iostackbreak --weight = ''
+expect "--weight=: requests bytes time" "requests bytes time"
+# An optional value only after "=": "--folded " is followed by options.
+complete_words iostackbreak --folded --ve
+expect "--folded --ve: an option" "--version --verbose"
+
 # A value that is a number: no options offered in its place.
 complete_words iostackbreak --top ''
 expect "--top: nothing" ""

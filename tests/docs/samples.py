@@ -201,6 +201,9 @@ def samples(scratch):
     ur = run([TOOL, "-u", "-T", "io_uring", "--", URING, "-o", "10", "-w",
               "200", "-s", "10", "-r", "200", "-q", "8", scratch.path("uring")])
     out["uring"] = between(ur, r"^LAYER", r"^\(times in")
+    # The aio layer's line of the plan (fentry or kprobes, or why not).
+    out["aio-plan"] = [l for l in run([TOOL, "--plan", "--check"])
+                       if l.startswith("aio ")]
     st = run([TOOL, "-u", "-T", "syscall", "--stats", "--no-parts", "--", WORK,
               "-c", "pread", "100000", data])
     out["stats"] = between(st, r"^LAYER +PROGS", r"^\(tracer cost")

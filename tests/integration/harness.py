@@ -27,6 +27,20 @@ IOWORK = os.path.join(ROOT, "build", "iowork")
 READY_LINE = "Hit Ctrl-C to end."
 
 
+def layers(*kinds):
+    """The tool's layers, outermost first, as bpf/cells.def lists them (its
+    LAYER lines: the one table the tool is built from); with kinds
+    ("SYSCALL", "VFS", "FS", "URING", "BIO", "BLK"), those of these kinds."""
+    found = []
+    with open(os.path.join(ROOT, "bpf", "cells.def")) as f:
+        for line in f:
+            m = re.match(r"LAYER\(LAYER_\w+, (\w+), (\w+),", line)
+            if m and (not kinds or m.group(2) in kinds):
+                found.append(m.group(1))
+    assert found, "no LAYER lines of kinds %s in bpf/cells.def" % (kinds,)
+    return found
+
+
 class Skip(Exception):
     """The test cannot run here; the message says why."""
 
@@ -720,6 +734,33 @@ class LoopDevice:
 def bpf_prog_ids():
     p = run("bpftool", "-j", "prog", "list", check=True)
     return {prog["id"] for prog in json.loads(p.stdout or "[]")}
+
+
+def held_prog_ids(pid):
+    """Ids of the BPF programs a process holds, from its descriptors."""
+    ids = set()
+    fdinfo = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(os.path.join(fdinfo, fd)) as f:
+                ids |= {int(l.split()[1]) for l in f if l.startswith("prog_id:")}
+        except OSError:
+            continue
+    return ids
+
+
+def recursion_misses(pid):
+    """The runs the kernel skipped of the BPF programs a process holds
+    because the same program was already running on that CPU (an interrupt
+    in the middle of it: bpf_prog_info.recursion_misses). Each program has
+    its own guard, so two tools on one tracepoint can miss different
+    events; read while the process lives."""
+    total = 0
+    for prog_id in held_prog_ids(pid):
+        p = run("bpftool", "-j", "prog", "show", "id", str(prog_id))
+        if p.returncode == 0:
+            total += json.loads(p.stdout).get("recursion_misses", 0)
+    return total
 
 
 # The system calls of each op of the syscall layer (bpf/cells.def).

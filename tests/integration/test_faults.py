@@ -12,12 +12,13 @@ import tempfile
 import time
 
 from harness import (IOWORK, KEYED, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids, count,
-                     check_blk_count, diskstats, diskstats_merged, host_hides_completions,
-                     make_cgroup, make_tempdir, mount, read_proc_io, remove_cgroup)
+                     check_blk_count, check_blk_ops, diskstats, diskstats_merged,
+                     host_hides_completions, make_cgroup, make_tempdir, mount, read_proc_io, remove_cgroup)
 from harness import test
 from harness import Process, run_process
 from test_breakdown import cgroup2_root, check_report, keyed
-from test_host import biolatency_total, held_prog_ids
+from harness import held_prog_ids, recursion_misses
+from test_host import biolatency_total
 
 
 
@@ -284,7 +285,12 @@ def a_disk_that_goes_away_is_reported_gone():
                 check_report(rep, split=("disk",) if args == ["-D"] else ())
             reads = sum(c["count"] for r in reports for c in r["cells"]
                         if c["op"] == "read" and c.get("disk", loop.name) == loop.name)
-            assert reads == 300, (args, reads)
+            # Every read counted, or its completion counted missed where
+            # the kernel hides some from BPF (once: 299 of 300 with -d);
+            # with -D the missed ones may be any disk's.
+            missed = sum(r["dropped_by_reason"]["request_completion_missed"] for r in reports)
+            check_blk_ops({"dropped_by_reason": {"request_completion_missed": missed}},
+                          {"read": reads}, {"read": 300}, f"disk gone {args}")
             gone = reports[-1].get("disks_gone", [])
             assert {"disk": loop.name, "dev": f"7:{os.minor(os.stat(loop.dev).st_rdev)}"} \
                 in gone, (args, gone)
@@ -336,6 +342,7 @@ def thirty_two_fio_jobs_counted_exactly():
             after = diskstats(loop.name)
             merged = reads_merged(loop.name) - merged
             rep = tool.stop_json()[0]
+            their_misses = recursion_misses(bio.pid)
             bio.send_signal(signal.SIGINT)
             bout, berr = bio.communicate(timeout=30)
         finally:
@@ -353,7 +360,18 @@ def thirty_two_fio_jobs_counted_exactly():
           f"{stats['layers'][0]['run_time_ns'] / max(blk, 1):.0f} ns/request", flush=True)
     check_blk_count(rep, blk, disk, "32 fio jobs")
     assert rep["dropped"] == missed, rep["dropped_by_reason"]
-    assert theirs == blk, (theirs, blk, berr)
+    # Both tools see the same requests, in the same window (the loop device
+    # is idle when they start and when they stop), but for the runs the
+    # kernel skipped of one program and not of the other: a completion
+    # that interrupts the same program on its CPU (recursion_misses, per
+    # program, any disk's). Measured once: biolatency 7,339,018 against
+    # blk 7,339,019 over 60 s, in a run that did not yet read the misses;
+    # the next run: 8,665,017 each, 0 misses each. A difference with no
+    # misses to explain it fails here.
+    ours_missed = sum(l.get("recursion_misses", 0) for l in stats["layers"])
+    print(f"    recursion misses: biolatency {their_misses}, ours {ours_missed}", flush=True)
+    assert blk - their_misses <= theirs <= blk + ours_missed, \
+        (theirs, blk, their_misses, ours_missed, berr)
     # Two jobs' reads of neighbouring blocks can merge into one request:
     # once fio counted 6,338,455 reads against 6,338,453 requests. Every
     # read of fio's is a request of its own or merged into another's

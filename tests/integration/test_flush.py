@@ -186,8 +186,12 @@ def check_pattern(name, fig):
     elif "threads" in name:
         assert fig["device_flushes"] <= flushes <= calls, f"{what}: events' own flushes {flushes}"
     else:
-        assert own.get("flush", 0) <= flushes <= calls, \
-            f"{what}: events' own flushes {flushes}, -p {own}"
+        # A completion no program ran for (missed, above) leaves its call's
+        # event without that request, and a flush that followed it without
+        # its caller: once -p counted 17 flushes and the events 16, with 1
+        # completion missed in the window.
+        assert own.get("flush", 0) - missed <= flushes <= calls, \
+            f"{what}: events' own flushes {flushes}, -p {own}, {missed} missed"
 
 
 def table_row(name, fig):

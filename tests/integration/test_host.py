@@ -15,7 +15,8 @@ import time
 from harness import (IOWORK, KINDS, TOOL, LoopDevice, Skip, Tool, Work, bpf_prog_ids, cell,
                      check_blk_count,
                      count, diskstats, run, strace_calls)
-from harness import test
+import harness
+from harness import held_prog_ids, test
 from harness import Process, run_process
 
 
@@ -304,24 +305,11 @@ def default_run_traces_syscall_and_blk_and_lists_the_rest():
     named = " ".join(l.split(": ", 2)[1] for l in lines)
     with open("/proc/self/mounts") as f:
         mounted = {l.split()[2] for l in f}
-    for layer in ("vfs", "xfs", "btrfs", "f2fs"):
+    for layer in ["vfs"] + harness.layers("FS"):
         if layer not in layers:
             assert layer in skipped, rep["skipped"]
             shown = bool(re.search(rf"\b{layer}\b", named))
             assert shown == (layer == "vfs" or layer in mounted), (layer, mounted, err)
-
-
-def held_prog_ids(pid):
-    """Ids of the BPF programs a process holds, from its descriptors."""
-    ids = set()
-    fdinfo = f"/proc/{pid}/fdinfo"
-    for fd in os.listdir(fdinfo):
-        try:
-            with open(os.path.join(fdinfo, fd)) as f:
-                ids |= {int(l.split()[1]) for l in f if l.startswith("prog_id:")}
-        except OSError:
-            continue
-    return ids
 
 
 @test

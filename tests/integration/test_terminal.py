@@ -7,7 +7,7 @@ import os
 import re
 import tempfile
 
-from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, make_cgroup, run
+from harness import TOOL, LoopDevice, Skip, Tool, Work, cell, layers, make_cgroup, run
 from harness import test
 from harness import Process
 from test_breakdown import cgroup2_root
@@ -15,6 +15,18 @@ from test_breakdown import cgroup2_root
 
 
 UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us"))
+
+
+def bar_letters():
+    """The live view's bar letters: per layer of threads (bpf/cells.def),
+    the first letter of its name, capitalised, that no layer before it
+    took."""
+    taken = []
+    for name in layers("SYSCALL", "VFS", "FS"):
+        letter = next((c.upper() for c in name if c.isalpha() and c.upper() not in
+                       [t for t, _ in taken]), "?")
+        taken.append((letter, name))
+    return taken
 
 
 def short_duration(ns):
@@ -375,7 +387,8 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
             assert "verdict: read p99" in screen, screen
             # The bar's letters, one per layer of threads in bpf/cells.def.
             lines = [l.rstrip() for l in screen.splitlines()]
-            legend = "(bar: S syscall, V vfs, E ext4, X xfs, B btrfs, F f2fs: the layer on CPU;"
+            legend = "(bar: %s: the layer on CPU;" % ", ".join(
+                "%s %s" % (letter, name) for letter, name in bar_letters())
             assert legend in lines, screen
             assert lines[lines.index(legend) + 1] == \
                 " w io_wait, b blocked, r runqueue, l lock, j journal)", screen

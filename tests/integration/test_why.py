@@ -18,8 +18,8 @@ import sys
 import tempfile
 import time
 
-from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, diskstats_writes,
-                     evict_pages, fincore_pages, kernel_dev_t, mount, run,
+from harness import (FtraceInstance, LoopDevice, Skip, Tool, Work, cell, check_blk_ops,
+                     diskstats_writes, evict_pages, fincore_pages, kernel_dev_t, mount, run,
                      unmount)
 from harness import test
 from harness import Process
@@ -424,8 +424,11 @@ def fsyncs_wait_on_the_journal_commit_and_own_its_requests():
     # Their flushes: those the journal's thread asked for (ftrace), none
     # asked for by the fsyncs themselves (200 for 100 commits measured).
     assert fig["thread_asks"] == 0 and j["flushes"] == fig["journal_asks"], (j, fig)
-    # With the fsyncs' own requests, all the disk did in the window.
-    assert fig["writes"] == fig["own_w"] + j["requests"] - j["flushes"], (j, fig)
+    # With the fsyncs' own requests, all the disk did in the window: their
+    # writes counted, or counted missed where the kernel hides completions
+    # from BPF (once: 99 of 100 own writes, their bytes all in the calls').
+    check_blk_ops(rep, {"write": fig["own_w"]},
+                  {"write": fig["writes"] - (j["requests"] - j["flushes"])}, "journal fsyncs")
     assert fig["sectors"] * 512 == b["blk_bytes"] + j["bytes"], (j, fig)
     assert fig["flushes"] == fig["own_f"] + j["flushes"], (j, fig)
     # The pages each fsync put under writeback (ext4's writepages, run by

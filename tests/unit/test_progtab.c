@@ -28,6 +28,21 @@ static void close_skel(void)
 }
 
 /* The section a program of this ref must have: what libbpf attaches by. */
+/* The aio roles' programs name their function in their section. */
+static const char *aio_func_of(enum prog_role role)
+{
+	switch (role) {
+	case ROLE_AIO_SUBMIT:
+		return "/io_submit_one";
+	case ROLE_AIO_COMPLETE:
+		return "/aio_complete";
+	case ROLE_AIO_WORK:
+		return "/aio_fsync_work";
+	default:
+		return "";
+	}
+}
+
 static void expect_sections(const struct prog_ref *r, char *in, char *out, size_t sz)
 {
 	const struct cell_target *t = r->target_id >= 0 ? &cell_targets[r->target_id] : NULL;
@@ -56,12 +71,12 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 			snprintf(in, sz, "fentry/io_wq_submit_work");
 			break;
 		}
-		snprintf(in, sz, "fentry");
-		snprintf(out, sz, "fexit");
+		snprintf(in, sz, "fentry%s", aio_func_of(r->role));
+		snprintf(out, sz, "fexit%s", aio_func_of(r->role));
 		break;
 	case METHOD_KPROBE:
-		snprintf(in, sz, "kprobe");
-		snprintf(out, sz, "kretprobe");
+		snprintf(in, sz, "kprobe%s", aio_func_of(r->role));
+		snprintf(out, sz, "kretprobe%s", aio_func_of(r->role));
 		break;
 	case METHOD_TP_BTF:
 	case METHOD_RAW_TP: {
@@ -73,6 +88,10 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 		} else if (r->role == ROLE_OFFCPU) {
 			snprintf(in, sz, "%s/sched_switch", kind);
 			snprintf(out, sz, "%s/sched_wakeup", kind);
+		} else if (r->role == ROLE_PATTERN) {
+			snprintf(in, sz, "%s/block_rq_issue", kind);
+		} else if (r->role == ROLE_PATTERN_BIO) {
+			snprintf(in, sz, "%s/block_bio_queue", kind);
 		} else if (r->role == ROLE_URING_PUNT) {
 			snprintf(in, sz, "%s/io_uring_queue_async_work", kind);
 		} else if (r->role == ROLE_URING_POLL) {
@@ -125,6 +144,10 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_TP_BTF));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING, METHOD_RAW_TP));
 	cr_assert_not_null(progtab_role(&pt, ROLE_URING_IOWQ_RUN, METHOD_FENTRY));
+	for (enum prog_role role = ROLE_AIO_SUBMIT; role <= ROLE_AIO_WORK; role++) {
+		cr_assert_not_null(progtab_role(&pt, role, METHOD_FENTRY));
+		cr_assert_not_null(progtab_role(&pt, role, METHOD_KPROBE));
+	}
 	for (enum prog_role role = ROLE_LOCK; role <= ROLE_JOURNAL_WAKER; role++) {
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_role(&pt, role, METHOD_RAW_TP));
@@ -156,8 +179,9 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 				 bpf_program__name(r->entry));
 		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
 		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK ||
-		    r->role == ROLE_THROTTLE ||
-		    r->role == ROLE_THREAD_GONE || r->role == ROLE_DIRTY ||
+		    r->role == ROLE_THROTTLE || r->role == ROLE_DIRTY ||
+		    r->role == ROLE_THREAD_GONE || r->role == ROLE_AIO_COMPLETE ||
+		    r->role == ROLE_PATTERN || r->role == ROLE_PATTERN_BIO ||
 		    r->role == ROLE_URING_IOWQ_RUN) {
 			cr_assert_null(r->exit, "%s is a lone program",
 				       bpf_program__name(r->entry));

@@ -9,20 +9,8 @@
 # libraries) into the guest.
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 prog=tests/vm/blk.sh
-[[ -x $root/build/iostackbreak ]] || { echo "$prog: build/iostackbreak missing: run 'make all' first" >&2; exit 2; }
-files=(--file "$root/tests/vm/guest_lib.sh" --file "$root/build/iostackbreak")
-for t in fio jq; do
-	p=$(command -v "$t") || { echo "$prog: $t not found on the host: apt-get install $t" >&2; exit 2; }
-	files+=(--file "$p")
-done
-log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-blk.XXXXXX")
-trap 'rm -f "$log"' EXIT
-"$root/tools/vm/run.sh" --timeout "${IOSB_VM_TIMEOUT:-600}" "${files[@]}" \
-	"$root/tests/vm/guest_blk.sh" "$@" | tee "$log"
-rc=${PIPESTATUS[0]}
-line=$(sed -n 's/^GUEST RESULT: //p' "$log" | tail -n 1)
-echo "${line:-no result from the guest}"
-# Under CI every check can run: a skip fails the run too.
-((rc == 0)) && [[ $line == *" 0 failed, "* ]] && { [[ -z ${CI:-} ]] || [[ $line == *" 0 skipped" ]]; }
+. "$(dirname "${BASH_SOURCE[0]}")/host_lib.sh"
+guest_builds build/iostackbreak
+guest_tools fio jq
+run_guest 600 guest_blk.sh "$@"

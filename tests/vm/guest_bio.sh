@@ -30,8 +30,6 @@ DELAY_MS=${2:-5}
 NULL_MS=2 # null_run: null_blk's time per request
 ATTACH_TIMEOUT=300
 . guest_lib.sh
-# same NAME GOT WANT
-same() { if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then pass "$1 ($2)"; else fail "$1" "got ${2:-nothing}, want $3"; fi; }
 stat_of() { awk -v d="$1" -v f="$2" '$3 == d { print $f }' /proc/diskstats; } # DISK FIELD (4 reads, 8 writes)
 
 
@@ -86,16 +84,16 @@ stack_run() {
 	r0=$(stat_of vdd 4) w0=$(stat_of vdd 8) dr0=$(stat_of "$dm" 4) dw0=$(stat_of "$dm" 8)
 	kill -USR1 "$wpid"
 	wait "$wpid"
-	same "$tag iowork exit status" "$?" 0
+	check_eq "$tag iowork exit status" "$?" 0
 	sync
 	kill -INT "$tpid" $xpid $epid
 	wait "$tpid"
-	same "$tag tool exit status" "$?" 0
+	check_eq "$tag tool exit status" "$?" 0
 	if [[ -n $xpid ]]; then
 		wait "$xpid"
-		same "$tag text tool exit status" "$?" 0
+		check_eq "$tag text tool exit status" "$?" 0
 		wait "$epid"
-		same "$tag events tool exit status" "$?" 0
+		check_eq "$tag events tool exit status" "$?" 0
 	fi
 	[[ -s $text ]] && sed -n '/^bio stack/,/^$/p' "$text"
 	for op in read write; do
@@ -111,19 +109,19 @@ stack_run() {
 	for op in read write; do
 		f=4
 		[[ $op == write ]] && f=8
-		same "$tag bio $op $dm = N" "$(cell "$line" bio $op "$dm" count)" "$N"
-		same "$tag diskstats $dm ${op}s" $(($(stat_of "$dm" $f) - $([[ $op == read ]] && echo "$dr0" || echo "$dw0"))) "$N"
-		same "$tag bio $op vdd = N" "$(cell "$line" bio $op vdd count)" "$N"
+		check_eq "$tag bio $op $dm = N" "$(cell "$line" bio $op "$dm" count)" "$N"
+		check_eq "$tag diskstats $dm ${op}s" $(($(stat_of "$dm" $f) - $([[ $op == read ]] && echo "$dr0" || echo "$dw0"))) "$N"
+		check_eq "$tag bio $op vdd = N" "$(cell "$line" bio $op vdd count)" "$N"
 		blk_got=$((blk_got + $(cell "$line" blk $op vdd count)))
 		blk_want=$((blk_want + $(stat_of vdd $f) - $([[ $op == read ]] && echo "$r0" || echo "$w0")))
-		same "$tag blk $op $dm (bio-based: none)" "$(cell "$line" blk $op "$dm" count)" 0
+		check_eq "$tag blk $op $dm (bio-based: none)" "$(cell "$line" blk $op "$dm" count)" 0
 		echo "INFO $tag $op p50: $dm $(cell "$line" bio $op "$dm" p50_ns) ns, vdd bio" \
 			"$(cell "$line" bio $op vdd p50_ns) ns, vdd blk $(cell "$line" blk $op vdd p50_ns) ns"
 	done
 	for op in read write; do
 		lvl=$(jq -c --arg o $op --arg d "$dm" '[.bio_stack[]? | select(.op == $o and .device == $d)]' <<<"$line")
-		same "$tag stack $op: levels under $dm" "$(jq 'length' <<<"$lvl")" 1
-		same "$tag stack $op: $dm -> vdd bios" "$(jq -r '.[0] | select(.below == "vdd") | .below_bios' <<<"$lvl")" "$N"
+		check_eq "$tag stack $op: levels under $dm" "$(jq 'length' <<<"$lvl")" 1
+		check_eq "$tag stack $op: $dm -> vdd bios" "$(jq -r '.[0] | select(.below == "vdd") | .below_bios' <<<"$lvl")" "$N"
 		own=$(jq -r '.[0].own_ns / .[0].bios | floor' <<<"$lvl")
 		echo "INFO $tag $op: $dm own $own ns per bio, below (vdd) p50 $(jq -r '.[0].below_p50_ns' <<<"$lvl") ns"
 		if [[ $tag == delay ]]; then
@@ -140,9 +138,9 @@ stack_run() {
 	# The bio layer makes its -D keys where a bio is queued; blk makes a
 	# new key at completion, where 6.1's allocator can be empty: each such
 	# request is counted as breakdown_map_full (blk.bpf.c, a known gap).
-	same "$tag blk vdd + its lost keys = diskstats" \
+	check_eq "$tag blk vdd + its lost keys = diskstats" \
 		$((blk_got + $(jq '.dropped_by_reason.breakdown_map_full' <<<"$line"))) "$blk_want"
-	same "$tag bio dropped nothing" \
+	check_eq "$tag bio dropped nothing" \
 		"$(jq '.dropped_by_reason | .bio_map_full + .bio_completion_missed' <<<"$line")" 0
 	dmsetup --noudevsync remove iosb || fail "$tag dmsetup remove" "iosb stays"
 }
@@ -201,20 +199,20 @@ call_levels() {
 			 vdd_max: ([.[] | .bio.devices[1].own_ns] | max),
 			 vdd_sum: ([.[] | .bio.devices[1].ns] | add)}' "$ev")
 		echo "INFO delay events $op: $r"
-		same "delay events $op: calls on $dm = N" "$(jq .n <<<"$r")" "$N"
-		same "delay events $op: calls not one bio on $dm, one on vdd" "$(jq .shape <<<"$r")" 0
-		same "delay events $op: $dm own under the delay's floor" "$(jq .short <<<"$r")" 0
+		check_eq "delay events $op: calls on $dm = N" "$(jq .n <<<"$r")" "$N"
+		check_eq "delay events $op: calls not one bio on $dm, one on vdd" "$(jq .shape <<<"$r")" 0
+		check_eq "delay events $op: $dm own under the delay's floor" "$(jq .short <<<"$r")" 0
 		# A median: under TCG one bio can stall (vdd's part reached 6.0 ms).
 		if (($(jq .vdd_p50 <<<"$r") < ns)); then
 			pass "delay events $op: vdd's part p50 under $DELAY_MS ms ($(jq .vdd_p50 <<<"$r") ns)"
 		else
 			fail "delay events $op" "vdd's part p50 $(jq .vdd_p50 <<<"$r") ns, not under $DELAY_MS ms"
 		fi
-		same "delay events $op: own times not adding up to the bio time" "$(jq .unsummed <<<"$r")" 0
-		same "delay events $op: bio time past the call's" "$(jq .outside <<<"$r")" 0
+		check_eq "delay events $op: own times not adding up to the bio time" "$(jq .unsummed <<<"$r")" 0
+		check_eq "delay events $op: bio time past the call's" "$(jq .outside <<<"$r")" 0
 		eline=$(grep '^{' "$ev" | jq -c 'select(.cells)' | tail -n 1)
 		own=$(cell "$eline" bio $op vdd sum_ns) sum=$(jq .vdd_sum <<<"$r")
-		same "delay events $op: vdd's part in all = the events tool's vdd bio time" "$sum" "$own"
+		check_eq "delay events $op: vdd's part in all = the events tool's vdd bio time" "$sum" "$own"
 		# Not a check: each tool stamps a bio from its own programs, and
 		# the programs of the three tools run one after another at each
 		# tracepoint, so whatever runs between them (another tool's
@@ -268,29 +266,29 @@ md_run() {
 	d0=$(snap md0) m0=$(snap nullb0) m1=$(snap nullb1)
 	kill -USR1 "$wpid"
 	wait "$wpid"
-	same "md iowork exit status" "$?" 0
+	check_eq "md iowork exit status" "$?" 0
 	sleep 1
 	kill -INT "$tpid"
 	wait "$tpid"
-	same "md tool exit status" "$?" 0
+	check_eq "md tool exit status" "$?" 0
 	line=$(grep '^{' "$out" | tail -n 1)
 	read -r -a a <<<"$d0"; read -r -a b <<<"$(snap md0)"
-	same "md bio read md0 = N" "$(cell "$line" bio read md0 count)" "$N"
-	same "md bio write md0 = N" "$(cell "$line" bio write md0 count)" "$N"
-	same "md diskstats md0 reads" $((b[0] - a[0])) "$N"
-	same "md diskstats md0 writes" $((b[2] - a[2])) "$N"
+	check_eq "md bio read md0 = N" "$(cell "$line" bio read md0 count)" "$N"
+	check_eq "md bio write md0 = N" "$(cell "$line" bio write md0 count)" "$N"
+	check_eq "md diskstats md0 reads" $((b[0] - a[0])) "$N"
+	check_eq "md diskstats md0 writes" $((b[2] - a[2])) "$N"
 	for dev in nullb0 nullb1; do
 		[[ $dev == nullb0 ]] && read -r -a a <<<"$m0" || read -r -a a <<<"$m1"
 		read -r -a b <<<"$(snap $dev)"
-		same "md bio read $dev = its reads + merges" "$(cell "$line" bio read $dev count)" \
+		check_eq "md bio read $dev = its reads + merges" "$(cell "$line" bio read $dev count)" \
 			$((b[0] - a[0] + b[1] - a[1]))
-		same "md bio write $dev = its writes + merges" "$(cell "$line" bio write $dev count)" \
+		check_eq "md bio write $dev = its writes + merges" "$(cell "$line" bio write $dev count)" \
 			$((b[2] - a[2] + b[3] - a[3]))
 	done
 	for op in read write; do
 		below=$(jq --arg o $op '[.bio_stack[]? | select(.op == $o and .device == "md0") | .below_bios] | add // 0' <<<"$line")
 		[[ $op == read ]] && s=$N || s=$((2 * N))
-		same "md stack $op: md0 -> nullb0/1 bios" "$below" "$s"
+		check_eq "md stack $op: md0 -> nullb0/1 bios" "$below" "$s"
 		echo "INFO md $op: $(jq -c --arg o $op '[.bio_stack[]? | select(.op == $o)]' <<<"$line")"
 	done
 	mdadm --stop /dev/md0 >/dev/null 2>&1 || fail "md stop" "md0 stays"
@@ -354,29 +352,29 @@ null_run() {
 	kill -USR1 "$wpid"
 	wait "$wpid"
 	# 1: some calls failed (the flakey reads), as they must
-	same "null iowork exit status" "$?" 1
+	check_eq "null iowork exit status" "$?" 1
 	cat "$wout"
 	sleep 1
 	kill -INT "$tpid"
 	wait "$tpid"
-	same "null tool exit status" "$?" 0
+	check_eq "null tool exit status" "$?" 0
 	line=$(grep '^{' "$out" | tail -n 1)
 	local -a a b
 	blk_got=0 blk_want=0
 	for op in read write; do
 		[[ $op == read ]] && n=0 || n=2
 		read -r -a a <<<"${before[$c]}"; read -r -a b <<<"$(snap "$c")"
-		same "crypt bio $op $c = N" "$(cell "$line" bio $op "$c" count)" "$N"
-		same "crypt diskstats $c ${op}s" $((b[n] - a[n])) "$N"
+		check_eq "crypt bio $op $c = N" "$(cell "$line" bio $op "$c" count)" "$N"
+		check_eq "crypt diskstats $c ${op}s" $((b[n] - a[n])) "$N"
 		read -r -a a <<<"${before[nullb0]}"; read -r -a b <<<"$(snap nullb0)"
-		same "crypt bio $op nullb0 = N" "$(cell "$line" bio $op nullb0 count)" "$N"
-		same "crypt diskstats nullb0 ${op}s + merges" $((b[n] - a[n] + b[n + 1] - a[n + 1])) "$N"
+		check_eq "crypt bio $op nullb0 = N" "$(cell "$line" bio $op nullb0 count)" "$N"
+		check_eq "crypt diskstats nullb0 ${op}s + merges" $((b[n] - a[n] + b[n + 1] - a[n + 1])) "$N"
 		blk_got=$((blk_got + $(cell "$line" blk $op nullb0 count)))
 		blk_want=$((blk_want + b[n] - a[n]))
-		same "crypt blk $op $c (bio-based: none)" "$(cell "$line" blk $op "$c" count)" 0
+		check_eq "crypt blk $op $c (bio-based: none)" "$(cell "$line" blk $op "$c" count)" 0
 		lvl=$(jq -c --arg o $op --arg d "$c" '[.bio_stack[]? | select(.op == $o and .device == $d)]' <<<"$line")
-		same "crypt stack $op: levels under $c" "$(jq 'length' <<<"$lvl")" 1
-		same "crypt stack $op: $c -> nullb0 bios" "$(jq -r '.[0] | select(.below == "nullb0") | .below_bios' <<<"$lvl")" "$N"
+		check_eq "crypt stack $op: levels under $c" "$(jq 'length' <<<"$lvl")" 1
+		check_eq "crypt stack $op: $c -> nullb0 bios" "$(jq -r '.[0] | select(.below == "nullb0") | .below_bios' <<<"$lvl")" "$N"
 		own=$(jq -r '.[0].own_ns / .[0].bios | floor' <<<"$lvl")
 		low=$(cell "$line" bio $op nullb0 p50_ns)
 		echo "INFO crypt $op p50: $c $(cell "$line" bio $op "$c" p50_ns) ns, nullb0 bio $low ns," \
@@ -392,17 +390,17 @@ null_run() {
 			fail "crypt $op" "$c own time $own ns per bio"
 		fi
 	done
-	same "crypt blk nullb0 + its lost keys = diskstats" \
+	check_eq "crypt blk nullb0 + its lost keys = diskstats" \
 		$((blk_got + $(jq '.dropped_by_reason.breakdown_map_full' <<<"$line"))) "$blk_want"
-	same "flakey iowork errors = N" "$(sed -n "s|^iowork op=pread/D .*errors=\([0-9]*\).*|\1|p" "$wout" | tail -n 1)" "$N"
-	same "flakey bio read errors $f = N" "$(cell "$line" bio read "$f" errors)" "$N"
-	same "flakey bio read count $f (errors left out)" "$(cell "$line" bio read "$f" count)" 0
+	check_eq "flakey iowork errors = N" "$(sed -n "s|^iowork op=pread/D .*errors=\([0-9]*\).*|\1|p" "$wout" | tail -n 1)" "$N"
+	check_eq "flakey bio read errors $f = N" "$(cell "$line" bio read "$f" errors)" "$N"
+	check_eq "flakey bio read count $f (errors left out)" "$(cell "$line" bio read "$f" count)" 0
 	read -r -a a <<<"${before[$f]}"; read -r -a b <<<"$(snap "$f")"
 	echo "INFO flakey: $f diskstats reads $((b[0] - a[0])), bio errors $(cell "$line" bio read "$f" error_sum_ns) ns in all"
-	same "flakey bio read nullb1 (none reach it)" "$(cell "$line" bio read nullb1 count)" 0
+	check_eq "flakey bio read nullb1 (none reach it)" "$(cell "$line" bio read nullb1 count)" 0
 	read -r -a a <<<"${before[nullb1]}"; read -r -a b <<<"$(snap nullb1)"
-	same "flakey diskstats nullb1 reads" $((b[0] - a[0])) 0
-	same "null bio dropped nothing" \
+	check_eq "flakey diskstats nullb1 reads" $((b[0] - a[0])) 0
+	check_eq "null bio dropped nothing" \
 		"$(jq '.dropped_by_reason | .bio_map_full + .bio_completion_missed' <<<"$line")" 0
 	dmsetup --noudevsync remove iosbc || fail "crypt dmsetup remove" "iosbc stays"
 	dmsetup --noudevsync remove iosbf || fail "flakey dmsetup remove" "iosbf stays"
@@ -414,5 +412,5 @@ stack_run linear "0 $sectors linear /dev/vdd 0"
 stack_run delay "0 $sectors delay /dev/vdd 0 $DELAY_MS"
 null_run
 md_run
-echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped"
+guest_result
 ((nfail == 0))

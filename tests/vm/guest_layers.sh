@@ -12,8 +12,10 @@
 #      uses METHOD.
 #   2. One iowork process (-w -c -W, SIZE 4 KiB) holding these phases, all
 #      run after one start signal:
-#        for FS in ext4 xfs btrfs (and f2fs, when the kernel has it: see
-#        f2fs_mount), on /mnt/FS/layers.dat:
+#        for FS in the tool's file-system layers that are mounted here
+#        (ext4, xfs, btrfs, fuse over ext4 by bindfs, and f2fs when the
+#        kernel has it: see f2fs_mount, fuse_mount and fs_layers), on
+#        /mnt/FS/layers.dat:
 #          pread N, pwrite N, open N, fsync NF (-W: pwrite+fsync pairs)
 #        pread/D N on /dev/vdd (O_DIRECT, the raw disk)
 #      traced by `iostackbreak --attach=METHOD -p PID --json` (all layers;
@@ -48,86 +50,23 @@ set -uo pipefail
 
 N=${1:-200}  # calls per phase
 NF=${2:-20}  # fsyncs per fsync phase
-FSES=(ext4 xfs btrfs)
+FSES=() # fs_layers
 OPS=(read write open fsync)
 DISK=vdd
 ATTACH_TIMEOUT=300 # s, per tool launch (TCG: usually 5-50 s)
 WORK_TIMEOUT=300   # s, for the whole workload
 
-npass=0
-nfail=0
-nskip=0
-pass() {
-	echo "PASS $1"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL $1: $2"
-	nfail=$((nfail + 1))
-}
-skip() {
-	echo "SKIP $1: $2"
-	nskip=$((nskip + 1))
-}
-# check_eq NAME GOT WANT [CONTEXT]
-check_eq() {
-	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then
-		pass "$1 ($2)"
-	else
-		fail "$1" "got ${2:-nothing}, want $3${4:+ ($4)}"
-	fi
-}
-info() { echo "INFO $*"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+. guest_lib.sh
 t_suite=$(uptime_s)
-
-# wait_for FILE REGEX PID SECS: until a line of FILE matches REGEX; fails
-# (status 1) if PID exits first or SECS pass.
-wait_for() {
-	local i
-	for ((i = 0; i < $4 * 10; i++)); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || { grep -Eq -- "$2" "$1" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
-}
-
-# wait_exit PID SECS: waits for a child of ours, killing it after SECS;
-# sets $exit_rc.
-wait_exit() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		kill -9 "$1" 2>/dev/null
-		wait "$1" 2>/dev/null
-		exit_rc=timeout
-		return 1
-	fi
-	wait "$1"
-	exit_rc=$?
-}
-
-dump() { # LABEL FILE
-	echo "--- $1 ($2):"
-	sed 's/^/    /' "$2" 2>/dev/null | tail -n 40
-}
-
-disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
-disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 
 # ---------------------------------------------------------------------------
 for t in iostackbreak iowork jq; do
 	command -v "$t" >/dev/null || { fail "setup" "$t is not in the guest's PATH"; }
 done
-((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped"; exit 1; }
+((nfail == 0)) || { guest_result; exit 1; }
 # f2fs_mount: f2fs, when the kernel has it (tests/vm/run.sh with
 # IOSB_VM_FLAVOUR=amd64 loads the module and copies mkfs.f2fs in), on a loop
-# device over a file in /tmp; then it is one more of FSES.
+# device over a file in /tmp; then fs_layers finds it.
 have_f2fs=0
 f2fs_mount() {
 	grep -qw f2fs /proc/filesystems || {
@@ -138,7 +77,6 @@ f2fs_mount() {
 	if truncate -s 128M /tmp/f2fs.img && mkfs.f2fs -q -l iosb-f2fs /tmp/f2fs.img >/tmp/mkfs.f2fs.log 2>&1 &&
 		mount -t f2fs -o loop /tmp/f2fs.img /mnt/f2fs; then
 		have_f2fs=1
-		FSES+=(f2fs)
 		pass "f2fs mounted"
 	else
 		fail "f2fs mount" "the kernel has f2fs, but mkfs.f2fs or mount failed"
@@ -146,6 +84,38 @@ f2fs_mount() {
 	fi
 }
 f2fs_mount
+
+# fuse_mount: bindfs (Debian's FUSE file system that mirrors a directory;
+# tests/vm/run.sh copies it in) mirrors /mnt/ext4/fuse at /mnt/fuse. Its
+# daemon's own calls on ext4 are another process's: -p leaves them out.
+fuse_mount() {
+	mkdir -p /mnt/ext4/fuse /mnt/fuse
+	if bindfs /mnt/ext4/fuse /mnt/fuse 2>/tmp/bindfs.err; then
+		pass "fuse mounted (bindfs)"
+	else
+		fail "fuse mount" "bindfs /mnt/ext4/fuse /mnt/fuse failed"
+		dump "bindfs" /tmp/bindfs.err
+	fi
+}
+fuse_mount
+
+# fs_layers: FSES, the tool's layers (its --help, which lists bpf/cells.def's)
+# that are a file system mounted at /mnt/LAYER in this guest: a file system
+# added to the table is tested here once the guest mounts one (tools/vm/run.sh).
+fs_layers() {
+	local l list
+	# The help wraps its lines: one line first.
+	list=$(iostackbreak --help | tr '\n' ' ' | sed -n 's/.*Layers: \([^(]*\) (also .*/\1/p' | tr -d ,)
+	for l in $list; do
+		# TYPE, or TYPE.SUBTYPE as FUSE names its mounts (fuse.bindfs)
+		grep -Eq "^[^ ]* /mnt/$l $l[. ]" /proc/mounts && FSES+=("$l")
+	done
+	# ext4, xfs and btrfs are always mounted (tools/vm/run.sh), fuse above.
+	[[ " ${FSES[*]} " == *" ext4 xfs btrfs "* && " ${FSES[*]} " == *" fuse "* ]] &&
+		pass "file-system layers mounted: ${FSES[*]}" ||
+		fail "file-system layers" "the tool's layers mounted here: '${FSES[*]}', want ext4 xfs btrfs fuse at least (layers: $list)"
+}
+fs_layers
 
 have_fsdist=0
 command -v fsdist >/dev/null && command -v stdbuf >/dev/null && have_fsdist=1
@@ -214,7 +184,7 @@ layers_run() {
 	t0=$(uptime_s)
 	iowork "${args[@]}" >"$wout" 2>"$werr" &
 	wpid=$!
-	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+	if ! await "$wout" '^READY ' "$wpid" 120; then
 		fail "$tag workload setup" "iowork did not print READY"
 		dump "iowork stderr" "$werr"
 		kill -9 "$wpid" 2>/dev/null
@@ -226,7 +196,7 @@ layers_run() {
 	# -v: the tool says where it keeps the threads' state.
 	iostackbreak --attach="$m" -p "$wpid" --json -v "$@" >"$tout" 2>"$terr" &
 	tpid=$!
-	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+	if ! await "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		fail "$tag attach" "iostackbreak --attach=$m -p $wpid $* did not start within $ATTACH_TIMEOUT s"
 		dump "iostackbreak stderr" "$terr"
 		kill -9 "$tpid" "$wpid" 2>/dev/null
@@ -252,7 +222,7 @@ layers_run() {
 		fpid=$!
 	fi
 	if ((fpid)); then
-		if wait_for "$fout" 'Hit Ctrl-C to end' "$fpid" "$ATTACH_TIMEOUT"; then
+		if await "$fout" 'Hit Ctrl-C to end' "$fpid" "$ATTACH_TIMEOUT"; then
 			info "$tag: fsdist attached after $(since "$t0") s"
 		else
 			fail "$tag fsdist attach" "fsdist -t ext4 -p $wpid did not start"
@@ -423,7 +393,7 @@ blk_run() {
 
 	iowork -w pread/D "$N" "/dev/$DISK" pwrite/D "$N" "/dev/$DISK" >"$wout" 2>"$werr" &
 	wpid=$!
-	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+	if ! await "$wout" '^READY ' "$wpid" 120; then
 		fail "$tag workload setup" "iowork did not print READY"
 		dump "iowork stderr" "$werr"
 		kill -9 "$wpid" 2>/dev/null
@@ -438,7 +408,7 @@ blk_run() {
 		tpid[$q]=$!
 	done
 	for q in issue queued; do
-		if ! wait_for "/tmp/tool.blk.$q.err" 'Hit Ctrl-C to end\.$' "${tpid[$q]}" "$ATTACH_TIMEOUT"; then
+		if ! await "/tmp/tool.blk.$q.err" 'Hit Ctrl-C to end\.$' "${tpid[$q]}" "$ATTACH_TIMEOUT"; then
 			fail "$tag -d $DISK${qf[$q]:+ ${qf[$q]}} attach" "iostackbreak -T blk -d $DISK${qf[$q]:+ ${qf[$q]}} did not start"
 			dump "iostackbreak stderr" "/tmp/tool.blk.$q.err"
 			kill -9 "${tpid[issue]}" "${tpid[queued]}" "$wpid" 2>/dev/null
@@ -483,8 +453,8 @@ breakdown_run() {
 	apid=$!
 	iowork "${b[@]}" >/tmp/iowork.b.out 2>/tmp/iowork.b.err &
 	bpid=$!
-	if ! wait_for /tmp/iowork.a.out '^READY ' "$apid" 120 ||
-		! wait_for /tmp/iowork.b.out '^READY ' "$bpid" 120; then
+	if ! await /tmp/iowork.a.out '^READY ' "$apid" 120 ||
+		! await /tmp/iowork.b.out '^READY ' "$bpid" 120; then
 		fail "$tag workload setup" "iowork did not print READY"
 		kill -9 "$apid" "$bpid" 2>/dev/null
 		return
@@ -496,7 +466,7 @@ breakdown_run() {
 	t0=$(uptime_s)
 	iostackbreak -T vfs,ext4,xfs -P -G -c iowork --json >"$tout" 2>"$terr" &
 	tpid=$!
-	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+	if ! await "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		fail "$tag attach" "iostackbreak -T vfs,ext4,xfs -P -G -c iowork did not start"
 		dump "iostackbreak stderr" "$terr"
 		kill -9 "$tpid" "$apid" "$bpid" 2>/dev/null
@@ -567,14 +537,14 @@ kretprobe_miss_run() {
 	iowork -w -c pread 5 /mnt/ext4/miss.dat pwrite "$N" /mnt/ext4/miss.dat \
 		>/tmp/iowork.miss.out 2>/tmp/iowork.miss.err &
 	wpid=$!
-	if ! wait_for /tmp/iowork.miss.out '^READY ' "$wpid" 120; then
+	if ! await /tmp/iowork.miss.out '^READY ' "$wpid" 120; then
 		fail "$tag workload setup" "iowork did not print READY"
 		kill -9 "$wpid" 2>/dev/null
 		return
 	fi
 	iostackbreak -T syscall,vfs --attach=kprobe -p "$wpid" --json >"$tout" 2>"$terr" &
 	tpid=$!
-	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+	if ! await "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		fail "$tag attach" "iostackbreak --attach=kprobe did not start"
 		dump "iostackbreak stderr" "$terr"
 		kill -9 "$tpid" "$wpid" 2>/dev/null
@@ -694,14 +664,14 @@ launch_traced() {
 	targs=("$@")
 	launched=1
 	# A file left by an earlier launch (events_run runs once per method)
-	# would let wait_for see its READY or "Hit Ctrl-C" before this
+	# would let await see its READY or "Hit Ctrl-C" before this
 	# launch's process has truncated it: the workload then ran before the
 	# tool attached and was gone when it looked for it (2026-11-27, the
 	# kprobe events case on 6.1 and arm64: "no process with PID ...").
 	rm -f "$wout" "$tout" "$terr"
 	iowork -w "${wargs[@]}" >"$wout" 2>/tmp/iowork.launch.err &
 	wpid=$!
-	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+	if ! await "$wout" '^READY ' "$wpid" 120; then
 		fail "$tag workload setup" "iowork ${wargs[*]} did not print READY"
 		dump "iowork stderr" /tmp/iowork.launch.err
 		kill -9 "$wpid" 2>/dev/null
@@ -709,7 +679,7 @@ launch_traced() {
 	fi
 	iostackbreak -p "$wpid" "${targs[@]}" >"$tout" 2>"$terr" &
 	tpid=$!
-	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+	if ! await "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		fail "$tag attach" "iostackbreak ${targs[*]} did not start"
 		dump "iostackbreak stderr" "$terr"
 		kill -9 "$tpid" "$wpid" 2>/dev/null
@@ -993,14 +963,14 @@ delayed_device_run() {
 	fi
 	iowork -w pread/D "$N" /dev/nullb0 >"$wout" 2>/tmp/iowork.delay.err &
 	wpid=$!
-	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+	if ! await "$wout" '^READY ' "$wpid" 120; then
 		fail "$tag workload setup" "iowork did not print READY"
 		kill -9 "$wpid" 2>/dev/null
 		return
 	fi
 	iostackbreak -T blk -d nullb0 --json >"$tout" 2>"$terr" &
 	tpid=$!
-	if ! wait_for "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+	if ! await "$terr" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		fail "$tag attach" "iostackbreak -T blk -d nullb0 did not start"
 		dump "iostackbreak stderr" "$terr"
 		kill -9 "$tpid" "$wpid" 2>/dev/null
@@ -1108,7 +1078,7 @@ flush_run() {
 		# shellcheck disable=SC2086 # the pattern's options, split
 		iowork -w ${wargs[$i]} "$mnt/f$i" >"/tmp/iowork.flush.$i.out" 2>"/tmp/iowork.flush.$i.err" &
 		wpid[i]=$!
-		if ! wait_for "/tmp/iowork.flush.$i.out" '^READY ' "${wpid[$i]}" 120; then
+		if ! await "/tmp/iowork.flush.$i.out" '^READY ' "${wpid[$i]}" 120; then
 			fail "$tag ${names[$i]} setup" "iowork did not print READY"
 			dump "iowork stderr" "/tmp/iowork.flush.$i.err"
 			kill -9 "${wpid[@]}" 2>/dev/null
@@ -1126,7 +1096,7 @@ flush_run() {
 		tpid[$k]=$!
 	done
 	for k in "${!flushtools[@]}"; do
-		if ! wait_for "/tmp/tool.flush.$k.err" 'Hit Ctrl-C to end\.$' "${tpid[$k]}" "$ATTACH_TIMEOUT"; then
+		if ! await "/tmp/tool.flush.$k.err" 'Hit Ctrl-C to end\.$' "${tpid[$k]}" "$ATTACH_TIMEOUT"; then
 			fail "$tag ${flushtools[$k]} attach" "iostackbreak ${flushtools[$k]} -d $DISK did not start"
 			dump "iostackbreak stderr" "/tmp/tool.flush.$k.err"
 			kill -9 "${tpid[@]}" "${wpid[@]}" 2>/dev/null
@@ -1250,7 +1220,7 @@ requeue_run() {
 	info "$tag: scsi_debug's disk $disk ($dev), scheduler $(cat "/sys/block/$disk/queue/scheduler")"
 	iowork -w pread/D "$N" "/dev/$disk" pwrite/D "$N" "/dev/$disk" >"$wout" 2>"$werr" &
 	wpid=$!
-	if ! wait_for "$wout" '^READY ' "$wpid" 120; then
+	if ! await "$wout" '^READY ' "$wpid" 120; then
 		fail "$tag workload setup" "iowork did not print READY"
 		dump "iowork stderr" "$werr"
 		kill -9 "$wpid" 2>/dev/null
@@ -1266,7 +1236,7 @@ requeue_run() {
 		tpid[$k]=$!
 	done
 	for k in p pPQ dP; do
-		if ! wait_for "/tmp/tool.rq.$k.err" 'Hit Ctrl-C to end\.$' "${tpid[$k]}" "$ATTACH_TIMEOUT"; then
+		if ! await "/tmp/tool.rq.$k.err" 'Hit Ctrl-C to end\.$' "${tpid[$k]}" "$ATTACH_TIMEOUT"; then
 			fail "$tag ${label[$k]} attach" "iostackbreak -T blk ${targs[$k]} did not start"
 			dump "iostackbreak stderr" "/tmp/tool.rq.$k.err"
 			kill -9 "${tpid[@]}" "$wpid" 2>/dev/null
@@ -1412,5 +1382,5 @@ t0=$(uptime_s)
 kretprobe_miss_run
 info "kretprobe-miss: $(since "$t0") s in all"
 
-echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped in $(since "$t_suite") s"
+guest_result "in $(since "$t_suite") s"
 ((nfail == 0))

@@ -1,23 +1,70 @@
 # guest_lib.sh - what the guest scripts share, sourced in the guest (the
 # host side copies it with --file, so it is in PATH: `. guest_lib.sh`).
+#
 # pass NAME, fail NAME DETAILS: a check's line, counted in npass/nfail.
 # skip NAME WHY: a check this guest cannot run, counted in nskip (a
-# failure under CI: tests/vm/run.sh and the host scripts).
+# failure under CI: tests/vm/host_lib.sh, tests/vm/run.sh).
+# guest_result [SUFFIX]: the line the host side reads,
+# "GUEST RESULT: P passed, F failed, S skipped[ SUFFIX]".
 npass=0
 nfail=0
 nskip=0
 pass() { echo "PASS $1"; npass=$((npass + 1)); }
 fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
 skip() { echo "SKIP $1: $2"; nskip=$((nskip + 1)); }
+info() { echo "INFO $*"; }
+guest_result() { echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped${1:+ $1}"; }
 
-# await FILE REGEX PID SECS: until FILE has a line matching REGEX, while
-# PID lives, at most SECS.
+# check_eq NAME GOT WANT [CONTEXT]: GOT is a number equal to WANT.
+check_eq() {
+	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then
+		pass "$1 ($2)"
+	else
+		fail "$1" "got ${2:-nothing}, want $3${4:+ ($4)}"
+	fi
+}
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+# since T: seconds from uptime T to now.
+since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# await FILE REGEX PID SECS: until FILE has a line matching REGEX; fails
+# (status 1) if PID exits without one, or SECS pass.
 await() {
 	local i
 	for ((i = 0; i < $4 * 10; i++)); do
 		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
+		kill -0 "$3" 2>/dev/null || { grep -Eq -- "$2" "$1" 2>/dev/null; return; }
 		sleep 0.1
 	done
 	return 1
 }
+
+# wait_exit PID SECS: waits for a child of ours, killing it after SECS;
+# sets $exit_rc.
+wait_exit() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -9 "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		exit_rc=timeout
+		return 1
+	fi
+	wait "$1"
+	exit_rc=$?
+}
+
+dump() { # LABEL FILE: the end of FILE, indented
+	echo "--- $1 ($2):"
+	sed 's/^/    /' "$2" 2>/dev/null | tail -n 40
+}
+
+# disk_reads DISK, disk_writes DISK: completed reads, writes (/proc/diskstats);
+# disk_reads_merged DISK: reads merged into another's request.
+disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
+disk_reads_merged() { awk -v d="$1" '$3 == d { print $5 }' /proc/diskstats; }
+disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }

@@ -26,14 +26,7 @@ set -uo pipefail
 
 case=${1:-}
 N=50
-npass=0
-nfail=0
-pass() { echo "PASS $1"; npass=$((npass + 1)); }
-fail() { echo "FAIL $1: $2"; nfail=$((nfail + 1)); }
-check_eq() {
-	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then pass "$1 ($2)"; else fail "$1" "got ${2:-nothing}, want $3"; fi
-}
-disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
+. guest_lib.sh
 cnt() { jq -r --arg l "$1" --arg o "$2" '[.cells[] | select(.layer == $l and .op == $o) | .count] | add // 0' /tmp/run.json; }
 
 # The lockdown level is in securityfs, which the guest's init leaves unmounted.
@@ -118,5 +111,5 @@ nobtf)
 	fail "usage" "guest_startup.sh nojit|integrity|nobtf, not '$case'"
 	;;
 esac
-echo "GUEST RESULT: $npass passed, $nfail failed"
+guest_result
 ((nfail == 0))

@@ -24,23 +24,7 @@
 # Every check prints "PASS <name>" or "FAIL <name>: <details>"; the exit
 # status is 1 if any check failed.
 set -uo pipefail
-npass=0
-nfail=0
-pass() {
-	echo "PASS $1"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL $1: $2"
-	nfail=$((nfail + 1))
-}
-check_eq() { # NAME GOT WANT
-	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then
-		pass "$1 ($2)"
-	else
-		fail "$1" "got ${2:-nothing}, want $3"
-	fi
-}
+. guest_lib.sh
 
 plan=$(iostackbreak --plan --check -T io_uring 2>&1)
 if grep -q 'io-wq-queued ends at fentry on io_wq_submit_work' <<<"$plan"; then
@@ -119,5 +103,5 @@ else
 	rmmod null_blk
 fi
 
-echo "GUEST RESULT: $npass passed, $nfail failed"
+guest_result
 ((nfail == 0))

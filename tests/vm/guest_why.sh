@@ -49,24 +49,7 @@ NJ=100       # append+fsync pairs
 ATTACH_TIMEOUT=300
 WORK_TIMEOUT=300
 
-npass=0
-nfail=0
-pass() {
-	echo "PASS $1"
-	npass=$((npass + 1))
-}
-fail() {
-	echo "FAIL $1: $2"
-	nfail=$((nfail + 1))
-}
-# check_eq NAME GOT WANT [CONTEXT]
-check_eq() {
-	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" ]]; then
-		pass "$1 ($2)"
-	else
-		fail "$1" "got ${2:-nothing}, want $3${4:+ ($4)}"
-	fi
-}
+. guest_lib.sh
 # check NAME JQ-EXPR [CONTEXT]: the expression, over $fig, is true.
 check() {
 	if [[ $(jq -r "$2" <<<"$fig" 2>/dev/null) == true ]]; then
@@ -75,45 +58,7 @@ check() {
 		fail "$1" "not ($2)${3:+: $3}"
 	fi
 }
-info() { echo "INFO $*"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
-since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
 t_suite=$(uptime_s)
-
-# wait_for FILE REGEX PID SECS: until a line of FILE matches REGEX; fails
-# (status 1) if PID exits first or SECS pass.
-wait_for() {
-	local i
-	for ((i = 0; i < $4 * 10; i++)); do
-		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || { grep -Eq -- "$2" "$1" 2>/dev/null; return; }
-		sleep 0.1
-	done
-	return 1
-}
-
-# wait_exit PID SECS: waits for a child of ours, killing it after SECS;
-# sets $exit_rc.
-wait_exit() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		kill -9 "$1" 2>/dev/null
-		wait "$1" 2>/dev/null
-		exit_rc=timeout
-		return 1
-	fi
-	wait "$1"
-	exit_rc=$?
-}
-
-dump() { # LABEL FILE
-	echo "--- $1 ($2):"
-	sed 's/^/    /' "$2" 2>/dev/null | tail -n 40
-}
 
 # iowork_ready OUT ARGS...: an iowork process set up and held (-w); sets
 # $wpid, or fails and returns 1.
@@ -123,7 +68,7 @@ iowork_ready() {
 	rm -f "$out"
 	iowork -w "$@" >"$out" 2>"$out.err" &
 	wpid=$!
-	wait_for "$out" '^READY ' "$wpid" 120 && return 0
+	await "$out" '^READY ' "$wpid" 120 && return 0
 	fail "workload setup" "iowork $* did not print READY"
 	dump "iowork stderr" "$out.err"
 	kill -9 "$wpid" 2>/dev/null
@@ -139,7 +84,7 @@ tool_start() {
 	t0=$(uptime_s)
 	iostackbreak "$@" >"$out" 2>"$out.err" &
 	tpid=$!
-	if wait_for "$out.err" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
+	if await "$out.err" 'Hit Ctrl-C to end\.$' "$tpid" "$ATTACH_TIMEOUT"; then
 		info "iostackbreak $* attached in $(since "$t0") s"
 		return 0
 	fi
@@ -188,7 +133,7 @@ ftrace_off() { # NAME: the trace on stdout, the instance removed
 for t in iostackbreak iowork jq mkfs.ext4; do
 	command -v "$t" >/dev/null || fail "setup" "$t is not in the guest's PATH"
 done
-((nfail == 0)) || { echo "GUEST RESULT: $npass passed, $nfail failed"; exit 1; }
+((nfail == 0)) || { guest_result; exit 1; }
 echo "guest: kernel $(uname -r), $(nproc) CPU(s), uptime $(uptime_s) s"
 
 # The ext4 with a journal: data=ordered; no lazy init and no bitmap
@@ -199,7 +144,7 @@ if ! mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "/dev/$DI
 	! mount -t ext4 -o no_prefetch_block_bitmaps,data=ordered "/dev/$DISK" "$MNT"; then
 	fail "setup" "mkfs.ext4 or mount of /dev/$DISK failed"
 	dump mkfs.ext4 /tmp/mkfs.log
-	echo "GUEST RESULT: $npass passed, $nfail failed"
+	guest_result
 	exit 1
 fi
 JINFO=$(echo /proc/fs/jbd2/"$DISK"-*/info)
@@ -571,5 +516,5 @@ for m in fentry kprobe; do
 done
 
 umount "$MNT"
-echo "GUEST RESULT: $npass passed, $nfail failed in $(since "$t_suite") s"
+guest_result "in $(since "$t_suite") s"
 ((nfail == 0))

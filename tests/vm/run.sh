@@ -20,7 +20,7 @@
 # with the console log, in a directory this script names. Clean runs leave
 # nothing behind.
 #
-# Environment: IOSB_VM_TIMEOUT (guest timeout in seconds, default 420: on a
+# Environment: IOSB_VM_TIMEOUT (guest timeout in seconds, default 600 (the suite took 383-427 s with fuse and aio in it): on a
 # busy 2-core host under TCG the suite was still at its breakdown checks
 # after 300 s, 2026-11-24), IOSB_VM_DIAG (default quiet; 0 for none, 1 for
 # a loglevel=7 console), and tools/vm/run.sh's own (IOSB_VM_KEEP=1,
@@ -47,10 +47,12 @@ done
 if [[ $build == build-arm64 ]]; then
 	jq=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/usr/bin/jq
 	mkfs_ext4=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/sbin/mkfs.ext4
+	bindfs=${IOSB_VM_CACHE:-/var/cache/iostackbreak-vm}/userland-arm64/usr/bin/bindfs
 	IOSB_VM_FLAVOUR=cloud-arm64 "$root/tools/vm/fetch-kernel.sh" || exit 2
 else
 	jq=$(command -v jq) || { echo "$prog: jq not found on the host: run scripts/install-test-deps.sh (or apt-get install jq)" >&2; exit 2; }
 	mkfs_ext4=$(command -v mkfs.ext4) || { echo "$prog: mkfs.ext4 not found on the host: apt-get install e2fsprogs" >&2; exit 2; }
+	bindfs=$(command -v bindfs) || { echo "$prog: bindfs not found on the host: run scripts/install-test-deps.sh (or apt-get install bindfs)" >&2; exit 2; }
 fi
 
 log=$(mktemp "${TMPDIR:-/tmp}/iosb-vm-suite.XXXXXX")
@@ -65,12 +67,13 @@ fi
 trap 'rm -f "$log"' EXIT
 start=$(date +%s.%N)
 
-modules=null_blk # a device with a known delay (delayed_device_run)
+modules="null_blk fuse" # a device with a known delay (delayed_device_run); bindfs
 # A disk that fails commands on demand (requeue_run); Debian's arm64 cloud
 # kernel has no scsi_debug.
 if [[ $build == build ]]; then modules+=" sd_mod scsi_debug"; fi
-files=(--file "$root/$build/iostackbreak" --file "$root/$build/iowork" --file "$root/$build/compat32"
-	--file "$jq" --file "$mkfs_ext4")
+files=(--file "$root/tests/vm/guest_lib.sh" --file "$root/$build/iostackbreak" --file "$root/$build/iowork"
+	--file "$root/$build/compat32"
+	--file "$jq" --file "$mkfs_ext4" --file "$bindfs")
 if [[ ${IOSB_VM_FLAVOUR:-} == amd64 ]]; then
 	mkfs_f2fs=$(command -v mkfs.f2fs) ||
 		{ echo "$prog: mkfs.f2fs not found on the host: apt-get install f2fs-tools" >&2; exit 2; }
@@ -80,7 +83,7 @@ fi
 run_guest() {
 	IOSB_VM_MODULES="${IOSB_VM_MODULES:-} $modules" IOSB_VM_DIAG="${IOSB_VM_DIAG:-quiet}" \
 		IOSB_VM_DIAG_DIR="$diagdir" "$root/tools/vm/run.sh" \
-		--timeout "${IOSB_VM_TIMEOUT:-420}" "${files[@]}" \
+		--timeout "${IOSB_VM_TIMEOUT:-600}" "${files[@]}" \
 		"$root/tests/vm/guest_layers.sh" "$@" | tee "$log"
 	rc=${PIPESTATUS[0]}
 }

@@ -31,7 +31,8 @@ for c in "$@"; do
 	esac
 	echo "=== $c${append:+: $append}"
 	IOSB_VM_APPEND="${IOSB_VM_APPEND:-} $append" "$root/tools/vm/run.sh" --timeout 300 \
-		--file "$root/build/iostackbreak" --file "$jq" "$root/tests/vm/guest_startup.sh" "$c" | tee "$log"
+		--file "$root/tests/vm/guest_lib.sh" --file "$root/build/iostackbreak" --file "$jq" \
+		"$root/tests/vm/guest_startup.sh" "$c" | tee "$log"
 	rc=${PIPESTATUS[0]}
 	p=$(sed -n 's/^GUEST RESULT: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/^GUEST RESULT: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$log" | tail -n 1)

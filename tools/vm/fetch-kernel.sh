@@ -85,7 +85,7 @@ if [[ -n $pkgarch ]]; then
 		apt_update
 	fi
 	need_pkgs+=(qemu-system-arm libc6:arm64 libtinfo6:arm64 libjq1:arm64 libonig5:arm64 libbpf1:arm64
-		libelf1:arm64 zlib1g:arm64 libjson-c5:arm64 libmicrohttpd12:arm64)
+		libelf1:arm64 zlib1g:arm64 libjson-c5:arm64 libmicrohttpd12:arm64 libdw1:arm64)
 fi
 missing=()
 for p in "${need_pkgs[@]}"; do
@@ -170,15 +170,16 @@ if [[ "$(readlink "$cache/$link" 2>/dev/null)" != "$name" ]]; then
 fi
 
 # ---- 3. arm64 programs for the guest ---------------------------------------
-# busybox, bash, jq, stdbuf and mkfs.ext4 built for arm64 cannot be installed
+# busybox, bash, jq, stdbuf, mkfs.ext4 and bindfs built for arm64 cannot be installed
 # beside the host's own: their packages are extracted into
 # $IOSB_VM_CACHE/userland-arm64 (tools/vm/run.sh takes them from there; their
 # libraries are the host's arm64 ones, step 1, or e2fsprogs' own, extracted
 # with it). The marker names the set, so a cache of an older set is made anew.
 arm64_pkgs=(busybox-static:arm64 bash:arm64 jq:arm64 coreutils:arm64 e2fsprogs:arm64
-	libext2fs2:arm64 libcom-err2:arm64 libss2:arm64 libblkid1:arm64 libuuid1:arm64)
-if [[ -n $pkgarch && ! -e $cache/userland-arm64/.complete-e2fsprogs ]]; then
-	note "downloading and extracting arm64 busybox-static, bash, jq, coreutils and e2fsprogs into $cache/userland-arm64"
+	libext2fs2:arm64 libcom-err2:arm64 libss2:arm64 libblkid1:arm64 libuuid1:arm64
+	bindfs:arm64 libfuse3-3:arm64)
+if [[ -n $pkgarch && ! -e $cache/userland-arm64/.complete-bindfs ]]; then
+	note "downloading and extracting arm64 busybox-static, bash, jq, coreutils, e2fsprogs and bindfs into $cache/userland-arm64"
 	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	chmod 0755 "$tmp"
@@ -188,7 +189,7 @@ if [[ -n $pkgarch && ! -e $cache/userland-arm64/.complete-e2fsprogs ]]; then
 	for deb in "$tmp"/*.deb; do
 		dpkg-deb -x "$deb" "$tmp/tree" || die "dpkg-deb -x $deb failed"
 	done
-	touch "$tmp/tree/.complete-e2fsprogs"
+	touch "$tmp/tree/.complete-bindfs"
 	rm -rf "$cache/userland-arm64"
 	mv "$tmp/tree" "$cache/userland-arm64"
 	rm -rf "$tmp"

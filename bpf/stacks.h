@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stacks of block I/O (-K, -U): the types the BPF side (stacks.bpf.h) and
+ * user space (src/kernel/stacks_read.c, src/report/stacks.c) share.
+ */
+#ifndef IOSB_STACKS_H
+#define IOSB_STACKS_H
+
+/* Frames kept per stack: the kernel's own bound (perf_event_max_stack's
+ * default); a deeper stack keeps its innermost frames. */
+#define STACK_DEPTH 127
+
+/* --max-stacks: keys (stack, process, disk, op) counted in the kernel. */
+#define DEFAULT_MAX_STACKS 1024
+
+/* A stack id that names no stack in stack_traces. */
+#define STACK_NONE (-1) /* not asked for, or none (a kernel thread's user stack) */
+#define STACK_LOST (-2) /* the stack map had no room for it: counted, see below */
+
+/*
+ * One key of the counts. tgid: with -P, or with -U (user addresses mean
+ * something only in their process; user space merges processes of a name
+ * again without -P). dev: with -D.
+ */
+struct stack_key {
+	__u32 tgid;
+	__u32 dev;
+	__s32 kstack;
+	__s32 ustack;
+	__u32 op;   /* enum blk_op; calls: enum fs_op */
+	__u32 part; /* calls: the part + 1; 0: the whole call, or a block request */
+	char comm[16];
+};
+
+/*
+ * Block requests: counted at their origin (requests, bytes) and completion
+ * (time). Calls: requests are the calls (with the part), time their time
+ * (in the part).
+ */
+struct stack_counts {
+	__u64 requests;
+	__u64 bytes;
+	__u64 time_ns; /* device time; with -Q from the origin */
+	__u64 timed;   /* requests whose completion added their time */
+};
+
+/* -U: a new key's user stack, told to user space (stack_proc_news). */
+struct stack_news {
+	__u32 tgid;
+	__s32 ustack;
+};
+
+/* What the bounded maps could not hold: indexes of stack_losses. */
+enum stack_loss {
+	STACK_LOSS_TRACES,   /* a stack the stack map had no room for (STACK_LOST) */
+	STACK_LOSS_KEYS,     /* requests with no room for their key (--max-stacks) */
+	STACK_LOSS_KEY_BYTES, /* their bytes */
+	STACK_LOSS_PROCS,    /* new user stacks user space was not told of (ring full) */
+	NR_STACK_LOSSES,
+};
+
+#endif /* IOSB_STACKS_H */
