@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from harness import (LoopDevice, Process, Tool, FtraceInstance, kernel_dev_t, make_cgroup,
+from harness import (LoopDevice, Process, Tool, FtraceInstance, HiddenCompletions, make_cgroup,
                      make_tempdir, mount, on_cleanup, read_proc_io, run, run_process, Skip)
 from harness import test
 
@@ -103,28 +103,18 @@ class Ext4Loop:
         run("sync", "-f", self.mnt, check=True, timeout=120)
 
 
-class HiddenWrites:
+class HiddenWrites(HiddenCompletions):
     """Write completions of one disk that the kernel ran with PID 1 current
     (hidden from BPF on this host), counted by ftrace: (requests, bytes)."""
 
     def __init__(self, disk):
-        self.ft = FtraceInstance("wb", [("block", "block_rq_complete")],
-                                 f"dev == {kernel_dev_t(disk)}")
-        on_cleanup("ftrace instance", self.ft.close)
-        self.ft.set_option("record-tgid", "1")
-        self.ft.clear()
-        self.ft.start()
+        super().__init__(disk)
+        self.start()
 
     def stop(self):
         n = nbytes = 0
-        for line in self.ft.stop().splitlines():
-            if line.startswith("#") or "block_rq_complete:" not in line:
-                continue
-            # "comm-tid (   tgid) [cpu] flags time: block_rq_complete: 7,0 W () 8 + 16 [0]"
-            if line[line.index("(") + 1:line.index(")")].strip() != "1":
-                continue
-            fields = line.split("block_rq_complete:")[1].split()
-            if "W" not in fields[1] or "+" not in fields:
+        for hidden, fields in self.stop_events():
+            if not hidden or "W" not in fields[1] or "+" not in fields:
                 continue
             n += 1
             nbytes += int(fields[fields.index("+") + 1]) * 512
