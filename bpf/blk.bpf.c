@@ -379,8 +379,10 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 /* A write request's pages charged to their dirtiers (writeback.bpf.c):
  * with a task filter, -P or -G, where the blk layer is traced. */
 const volatile bool wb_on;
-static __always_inline void wb_request_done(struct request *rq, struct rq_start *v,
-					    __u32 cmd_flags, int error, __u32 nr_bytes, bool btf);
+struct wb_rq;
+int wb_request_done(struct wb_rq *q);
+static __always_inline void wb_request_of(struct request *rq, struct rq_start *v,
+					  __u32 cmd_flags, int error, __u32 nr_bytes);
 
 static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
 {
@@ -395,7 +397,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	if (!v)
 		v = blk_flush_unseen(rq, key, cmd_flags, btf);
 	if (wb_on)
-		wb_request_done(rq, v, cmd_flags, error, nr_bytes, btf);
+		wb_request_of(rq, v, cmd_flags, error, nr_bytes);
 	if (!v)
 		return 0;
 	/* A partial completion: the request goes on with the rest. */
