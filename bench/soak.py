@@ -14,7 +14,9 @@ by /proc/diskstats (its writes include the caller's empty PREFLUSH write of
 each fsync, which the tool counts as a write too, and its flushes the flush
 request served in its place: man page, FLUSHES), but
 for completions the kernel never reported, which must be exactly the
-request_completion_missed drops; nothing else may be dropped. Over the run:
+request_completion_missed drops (and, where the kernel hides completions
+from BPF, the empty PREFLUSH writes it hid, which ftrace counts: no program
+sees those before their completion); nothing else may be dropped. Over the run:
 the tool's RSS (/proc/PID/status) and its map memory (--stats map_bytes)
 never grow by 1 MiB or more over the first interval's. Prints one summary line and exits 1 on any failure."""
 
@@ -31,7 +33,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 TOOL = os.environ.get("IOSB_TOOL") or os.path.join(ROOT, "build", "iostackbreak")
 IOWORK = os.path.join(ROOT, "build", "iowork")
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-from harness import diskstats, host_hides_completions  # noqa: E402
+from harness import (FtraceInstance, diskstats, host_hides_completions, kernel_dev_t,  # noqa: E402
+                     on_pid1)
 
 
 def rss_kib(pid):
@@ -69,11 +72,21 @@ def main():
                             env={**os.environ, "IOSB_BLK_STAMPS": "0"})
     failures, rows, missed_total, short_total = [], [], 0, 0
     hides = host_hides_completions()
+    # An fsync's empty PREFLUSH write is never issued (the flush machinery
+    # parks it): the programs keyed by request first see it at its
+    # completion, so where the kernel hides that one, no program knows of
+    # it to count it missed. ftrace counts those apart: the disk's empty
+    # writes (nr_sector 0) completed on top of PID 1. Seen: a run with 8
+    # requests neither counted nor missed, of 1,220 fsyncs.
+    empties = FtraceInstance("soak", [("block", "block_rq_complete")],
+                             f"dev == {kernel_dev_t(name)} && nr_sector == 0")
+    empties.set_option("record-tgid", "1")
     try:
         while b"Hit Ctrl-C" not in tool.stderr.readline().encode():
             if tool.poll() is not None:
                 raise SystemExit(f"soak: the tool exited: {tool.stderr.read()}")
         tool.stdout.readline()  # the first interval began before we were ready
+        empties.start()
         before = diskstats(name)
         t_end = time.monotonic() + a.duration
         n = a.burst
@@ -124,6 +137,10 @@ def main():
             tool.kill()
             out, _ = tool.communicate()
             failures.append("the tool did not stop on SIGINT in 10 s")
+        hidden_empty = sum(1 for line in empties.stop().splitlines()
+                           if "block_rq_complete:" in line and on_pid1(line) and
+                           line.split("block_rq_complete:")[1].split()[1].startswith("W"))
+        empties.close()
         subprocess.run(["losetup", "-d", dev])
         os.unlink(img)
         os.rmdir(tmp)
@@ -132,15 +149,17 @@ def main():
     last = [json.loads(line) for line in out.splitlines() if line.strip()]
     if last:
         missed_total += last[-1]["dropped_by_reason"]["request_completion_missed"]
-    if missed_total != short_total:
+    if missed_total + hidden_empty != short_total:
         failures.append(f"over the run: {short_total} requests not counted, "
-                        f"{missed_total} counted as missed")
+                        f"{missed_total} counted as missed, {hidden_empty} empty PREFLUSH "
+                        f"writes completed unseen")
     rss0, maps0 = rows[0]
     rss_growth = max(r for r, _ in rows) - rss0
     map_growth = max(m for _, m in rows) - maps0
     print(f"soak: {len(rows)} intervals of {a.burst} reads, {a.burst // 4} writes and "
           f"{max(1, a.burst // 100)} fsyncs on {name}; {len(failures)} intervals off, "
-          f"{missed_total} completions counted as missed; RSS "
+          f"{missed_total} completions counted as missed, {hidden_empty} empty PREFLUSH "
+          f"writes completed unseen; RSS "
           f"{rows[0][0]} -> {rows[-1][0]} KiB (largest growth {rss_growth} KiB), map memory "
           f"{rows[0][1]} -> {rows[-1][1]} bytes (largest growth {map_growth})")
     # Measured: 0 KiB of RSS and 0 bytes of map growth in a 60 s run (61

@@ -163,6 +163,11 @@ static __always_inline __u32 seen_bytes(struct request *rq, struct bio *bio, boo
  *   program: counted, then replaced. block_io_start fires once per request,
  *   before the kernel sets start_time_ns (blk_account_io_start), so there
  *   every entry found is such a leftover and start_time_ns is not compared.
+ *   A leftover that was filtered out (excluded) is replaced uncounted: no
+ *   count of ours lacks it: such as the device flush of the disk under a
+ *   loop device (each flush of the loop device makes one there) when -d
+ *   names the loop device. Gone by the lookup: its completion deleted
+ *   it, nothing was missed.
  * Returns 1 when the old entry was kept.
  */
 static __always_inline int rq_record(__u64 key, struct rq_start *v)
@@ -179,7 +184,8 @@ static __always_inline int rq_record(__u64 key, struct rq_start *v)
 				old->issue_ns = v->issue_ns;
 			return 1;
 		}
-		count_drop(DROP_RQ_COMPLETION_MISSED);
+		if (old && !old->excluded)
+			count_drop(DROP_RQ_COMPLETION_MISSED);
 		err = bpf_map_update_elem(&rq_starts, &key, v, BPF_ANY);
 	}
 	if (err)
@@ -235,7 +241,9 @@ static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct 
 	if (rq && bpf_core_field_exists(rq->start_time_ns) && !(blk_origin_sees_all && !issue_ns))
 		v.alloc_ns = btf ? rq->start_time_ns : BPF_CORE_READ(rq, start_time_ns);
 
-	if (wanted && (filter_dev || per_disk)) {
+	/* The disk, also unfiltered: the run's end asks whether its disk
+	 * was idle (blk_leftovers.c), not whether every disk was. */
+	if (wanted) {
 		v.dev = rq ? rq_dev(rq, btf) : bio_dev(bio);
 		wanted = !filter_dev || v.dev == targ_dev;
 	}
@@ -409,6 +417,14 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	preflush = !v->excluded && (!start || per_flags) && rq_preflush_only(rq, cmd_flags);
 	if (!start && preflush)
 		start = v->origin_ns;
+	/*
+	 * Let in where it started, but its issue was never seen: the kernel
+	 * skipped that run of the program (one that would nest in another).
+	 * Timed from issue, it cannot be timed: counted missed, so that
+	 * counts plus missed stay diskstats'.
+	 */
+	if (!start && !v->excluded)
+		count_drop(DROP_RQ_COMPLETION_MISSED);
 	if (start) {
 		__u32 op = rq_op(cmd_flags);
 		__u64 delta = bpf_ktime_get_ns() - start;

@@ -213,7 +213,7 @@ static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 
 		v.call_ns = 0;
 		__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
 	}
-	if (!v.excluded && (filter_dev || per_disk)) {
+	if (!v.excluded) {
 		v.dev = rq_dev(rq, btf);
 		if (filter_dev && v.dev != targ_dev)
 			v.excluded = 1;
@@ -270,7 +270,7 @@ static __always_inline struct rq_start *blk_flush_unseen(struct request *rq, __u
 			v.excluded = 1;
 		else
 			__builtin_memcpy(v.comm, UNATTRIBUTED_COMM, sizeof(UNATTRIBUTED_COMM));
-		if (!v.excluded && (filter_dev || per_disk)) {
+		if (!v.excluded) {
 			v.dev = rq_dev(rq, btf);
 			v.excluded = filter_dev && v.dev != targ_dev;
 		}

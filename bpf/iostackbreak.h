@@ -579,7 +579,7 @@ struct rq_start {
 	__u64 origin_ns;     /* block_io_start or insert: queued time starts */
 	__u64 issue_ns;	     /* handed to the driver */
 	__u32 tgid;	     /* submitter, recorded where it is still current */
-	__u32 dev;	     /* the request's disk, when filtered or split by it */
+	__u32 dev;	     /* the request's disk (of those the filters let in) */
 	char comm[COMM_LEN]; /* submitter's name, for -P */
 	__u32 excluded;	     /* seen at insert and filtered out: skip it at issue */
 	__u32 tid;	     /* submitter thread, when its call is followed (events) */

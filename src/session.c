@@ -252,7 +252,8 @@ static int check_layers(const struct session *s, const struct plan *plan)
  * during start-up stays pending (it is blocked) and ends the run as soon as
  * what is being attached is whole.
  */
-static int session_start(struct session *s)
+/* The kernel's features, the targets and the plan: nothing loaded yet. */
+static int session_plan(struct session *s)
 {
 	const struct config *cfg = s->cfg;
 	char err[512];
@@ -274,11 +275,15 @@ static int session_start(struct session *s)
 		    "in the kernel's interpreter, at a higher cost per event; to turn it on: "
 		    "sysctl -w net.core.bpf_jit_enable=1");
 	plan_build(&s->caps, cfg, &s->plan);
-	if (check_layers(s, &s->plan))
-		return -1;
-	/* --plan without --check loads nothing: the plan is all. */
-	if (stop_pending() || s->plan.unloaded)
-		return 0;
+	return check_layers(s, &s->plan);
+}
+
+/* The command started, the programs loaded and attached, what was done checked. */
+static int session_attach(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+	char err[512];
+
 	if (cfg->command) {
 		if (command_spawn(&s->cmd, cfg->command, s->child_mask)) {
 			say("cannot start %s: %s", cfg->command[0], strerror(errno));
@@ -303,7 +308,20 @@ static int session_start(struct session *s)
 		tracer_thread_state(&s->tracer, err, sizeof(err));
 		fprintf(stderr, "%s\n", err);
 	}
-	if (check_layers(s, &s->done))
+	return check_layers(s, &s->done);
+}
+
+static int session_start(struct session *s)
+{
+	const struct config *cfg = s->cfg;
+	char err[512];
+
+	if (session_plan(s))
+		return -1;
+	/* --plan without --check loads nothing: the plan is all. */
+	if (stop_pending() || s->plan.unloaded)
+		return 0;
+	if (session_attach(s))
 		return -1;
 	/* Gone (or empty: a loop device with no file) before tracing began:
 	 * there would be nothing to report, so it is an error, unlike a disk

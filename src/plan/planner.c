@@ -301,32 +301,72 @@ static void blk_keyed_cell(const struct kcaps *caps, const struct config *cfg,
 		why_add(cp, "-Q: no block_io_start or block_rq_insert, timing from issue");
 }
 
-static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+/* What the block layer's plan must know of its requests, from the options. */
+struct blk_needs {
+	bool uring_blk, aio_blk; /* which io_uring or aio request started one */
+	bool call_bytes;	 /* each call's requests and bytes */
+	bool submitter;		 /* who submitted each, known where it starts */
+};
+
+static struct blk_needs blk_needs_of(const struct config *cfg, const struct plan *plan)
 {
-	enum attach_method src;
-	char why[200] = "";
-	/* Who submitted a request is known where it starts, not at issue. */
-	/* So is whose call a request belongs to, for the parts of calls. */
+	struct blk_needs n;
+	/* Whose call a request belongs to, for the parts of calls. */
 	bool split_calls = cfg->split_calls && (cfg->layers & THREAD_LAYERS);
-	/* Events (--slower, --trace) and --file tie requests to their calls. */
-	/* Parts and events give each call its block requests and bytes. */
-	bool call_bytes = split_calls || cfg->slower || cfg->trace;
 	/* -K, -U: a request's stacks are its submitter's, taken at its origin;
 	 * a bio joining it later counts its bytes under its own. */
 	bool stacks = cfg->kstack || cfg->ustack;
-	/* So is which io_uring request's issue started a request (its parts
-	 * and events; plan_uring ran before, the layers go in order). */
-	bool uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
-			 (plan->uring_parts || cfg->slower || cfg->trace);
-	/* And which aio request's submission or worker (plan_aio ran before). */
-	bool aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE &&
-		       (plan->aio_parts || cfg->slower || cfg->trace);
-	bool need_submitter = uring_blk || aio_blk || split_calls || cfg->nr_pids || cfg->command || cfg->tid ||
-			      cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
-			      cfg->slower || cfg->trace || cfg->nr_files || stacks;
-	bool need_origin = need_submitter || cfg->queued;
 
-	call_bytes |= uring_blk || aio_blk || stacks;
+	/* Which io_uring request's issue started a request (its parts and
+	 * events; plan_uring ran before, the layers go in order). */
+	n.uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
+		      (plan->uring_parts || cfg->slower || cfg->trace);
+	/* And which aio request's submission or worker (plan_aio ran before). */
+	n.aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE &&
+		    (plan->aio_parts || cfg->slower || cfg->trace);
+	/* Parts and events (--slower, --trace) give each call its block
+	 * requests and bytes. */
+	n.call_bytes = split_calls || cfg->slower || cfg->trace || n.uring_blk || n.aio_blk || stacks;
+	n.submitter = n.uring_blk || n.aio_blk || split_calls || cfg->nr_pids || cfg->command ||
+		      cfg->tid || cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
+		      cfg->slower || cfg->trace || cfg->nr_files || stacks;
+	return n;
+}
+
+/* The programs' source (tp_btf, else raw_tp), and in why what was not had. */
+static enum attach_method blk_source(const struct kcaps *caps, const struct config *cfg,
+				     char *why, size_t len)
+{
+	if (cfg->attach == METHOD_FENTRY || cfg->attach == METHOD_KPROBE)
+		snprintf(why, len, "%s: the block layer is traced by its tracepoints only",
+			 attach_name(cfg->attach));
+	if (caps->btf)
+		return METHOD_TP_BTF;
+	snprintf(why + strlen(why), len - strlen(why), "%stp_btf: no kernel BTF",
+		 why[0] ? "; " : "");
+	return METHOD_RAW_TP;
+}
+
+/* One program per request, at completion, for every op. */
+static void plan_blk_stamped(struct plan *plan, enum attach_method src, const char *why)
+{
+	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
+		struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
+
+		cp->src = src;
+		cp->targets[0] = blk_tp_names[BLK_TP_RQ_COMPLETE];
+		cp->tgt_src[0] = src;
+		cp->nr_targets = 1;
+		if (why[0])
+			why_add(cp, "%s", why);
+	}
+}
+
+static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+{
+	struct blk_needs needs = blk_needs_of(cfg, plan);
+	enum attach_method src;
+	char why[200] = "";
 
 	if (!blk_tp_exists(caps, BLK_TP_RQ_ISSUE) || !blk_tp_exists(caps, BLK_TP_RQ_COMPLETE)) {
 		for (unsigned int op = 0; op < NR_BLK_OPS; op++)
@@ -334,40 +374,21 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 				"tracepoint: block:block_rq_issue/complete missing");
 		return;
 	}
-	if (cfg->attach == METHOD_FENTRY || cfg->attach == METHOD_KPROBE)
-		snprintf(why, sizeof(why),
-			 "%s: the block layer is traced by its "
-			 "tracepoints only",
-			 attach_name(cfg->attach));
-	if (caps->btf) {
-		src = METHOD_TP_BTF;
-	} else {
-		src = METHOD_RAW_TP;
-		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%stp_btf: no kernel BTF",
-			 why[0] ? "; " : "");
-	}
+	src = blk_source(caps, cfg, why, sizeof(why));
 	plan->blk_rq_q_arg = caps->blk_rq_q_arg;
-	if (need_submitter)
+	if (needs.submitter) {
 		snprintf(plan->blk_timing, sizeof(plan->blk_timing),
 			 "programs keyed by request, not one per request: a task filter, -P, -G, "
 			 "the parts of calls or of io_uring or aio requests, events or --file need "
 			 "each request's submitter, known where it starts (and so do -K and -U)");
-	else if (blk_plan_stamped(caps, cfg, plan)) {
-		for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
-			struct cell_plan *cp = &plan->cells[LAYER_BLK][op];
-
-			cp->src = src;
-			cp->targets[0] = blk_tp_names[BLK_TP_RQ_COMPLETE];
-			cp->tgt_src[0] = src;
-			cp->nr_targets = 1;
-			if (why[0])
-				why_add(cp, "%s", why);
-		}
+	} else if (blk_plan_stamped(caps, cfg, plan)) {
+		plan_blk_stamped(plan, src, why);
 		return;
 	}
-	plan->uring_blk = uring_blk;
-	plan->aio_blk = aio_blk;
-	if (need_origin) {
+	plan->uring_blk = needs.uring_blk;
+	plan->aio_blk = needs.aio_blk;
+	/* Who submitted a request is known where it starts, not at issue. */
+	if (needs.submitter || cfg->queued) {
 		if (blk_tp_exists(caps, BLK_TP_IO_START))
 			plan->blk_origin = blk_tp_names[BLK_TP_IO_START];
 		else if (blk_tp_exists(caps, BLK_TP_RQ_INSERT))
@@ -379,10 +400,12 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	 * sends its flush. Its bio is seen at block_getrq, in the submitter's
 	 * context, so that its write and its flush are its submitter's.
 	 */
-	plan->blk_preflush_bios = need_submitter && plan->blk_origin == blk_tp_names[BLK_TP_RQ_INSERT] &&
+	plan->blk_preflush_bios = needs.submitter &&
+				  plan->blk_origin == blk_tp_names[BLK_TP_RQ_INSERT] &&
 				  blk_tp_exists(caps, BLK_TP_GETRQ);
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++)
-		blk_keyed_cell(caps, cfg, plan, &plan->cells[LAYER_BLK][op], src, call_bytes, why);
+		blk_keyed_cell(caps, cfg, plan, &plan->cells[LAYER_BLK][op], src, needs.call_bytes,
+			       why);
 }
 
 /*

@@ -34,11 +34,8 @@ void aio_split_diff(struct aio_split *d, const struct aio_split *cur, const stru
 		t->blk_flushes = c->blk_flushes - p->blk_flushes;
 		t->blk_bytes = c->blk_bytes - p->blk_bytes;
 		t->blk_ns = c->blk_ns - p->blk_ns;
-		for (unsigned int part = 0; part < NR_AIO_PARTS; part++) {
-			cell_diff(&d->parts[op][part], &cur->parts[op][part],
-				  &prev->parts[op][part]);
-			cell_pad_zeros(&d->parts[op][part], t->count);
-		}
+		cell_diff_parts(d->parts[op], cur->parts[op], prev->parts[op], NR_AIO_PARTS,
+				t->count);
 	}
 }
 

@@ -49,6 +49,15 @@ void cell_pad_zeros(struct cell_hist *h, uint64_t count)
 	h->min_ns = 0;
 }
 
+void cell_diff_parts(struct cell_hist *out, const struct cell_hist *cur,
+		     const struct cell_hist *prev, unsigned int n, uint64_t count)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		cell_diff(&out[i], &cur[i], &prev[i]);
+		cell_pad_zeros(&out[i], count);
+	}
+}
+
 void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct cell_hist *prev)
 {
 	int first = -1, last = -1;

@@ -27,6 +27,11 @@ void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct 
  * part took no time: adds them as zeros, up to count in all. */
 void cell_pad_zeros(struct cell_hist *h, uint64_t count);
 
+/* The interval's histograms of the n parts of count calls or requests:
+ * cell_diff of each, padded with the zeros of those it left out. */
+void cell_diff_parts(struct cell_hist *out, const struct cell_hist *cur,
+		     const struct cell_hist *prev, unsigned int n, uint64_t count);
+
 /*
  * p-th percentile (0 < p <= 100) in ns, by nearest rank, interpolated
  * within its bucket and clamped to [min, max]. 0 when the cell is empty.

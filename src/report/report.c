@@ -203,21 +203,6 @@ static void stats_diff(struct self_stats *out, const struct self_stats *cur,
 	out->other.recursion_misses -= prev->other.recursion_misses;
 }
 
-/* A part's histogram of count calls, where only those with the part > 0
- * were added: the rest are zeros, in the first bucket. */
-static void add_zero_calls(struct cell_hist *h, uint64_t count)
-{
-	uint64_t zeros;
-
-	if (h->count >= count)
-		return;
-	zeros = count - h->count;
-	h->buckets[0] += zeros;
-	h->unit_slots[0] += zeros;
-	h->count += zeros;
-	h->min_ns = 0;
-}
-
 bool report_is_process_calls(const struct breakdown_entry *e)
 {
 	return e->key.cell_idx >= CALL_TOTAL_INDEX(0) &&
@@ -239,7 +224,7 @@ unsigned int report_process_parts(const struct report *r, const struct breakdown
 		parts[p->key.cell_idx - CALL_PART_INDEX(op, 0)] = p->cell;
 	}
 	for (unsigned int part = 0; part < NR_PARTS; part++)
-		add_zero_calls(&parts[part], e->cell.count);
+		cell_pad_zeros(&parts[part], e->cell.count);
 	return op;
 }
 
@@ -275,7 +260,7 @@ void report_process_counts(const struct report *r, const struct breakdown_entry 
 		if (what == PC_CACHE_MISS)
 			*pages = p->cell;
 	}
-	add_zero_calls(pages, t->count);
+	cell_pad_zeros(pages, t->count);
 }
 
 /* The calls of the interval, each part's histogram counting every call. */
@@ -298,13 +283,9 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->throttle_pauses = c->throttle_pauses - p->throttle_pauses;
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
 			t->lock_ns[k] = c->lock_ns[k] - p->lock_ns[k];
-		for (unsigned int part = 0; part < NR_PARTS; part++) {
-			cell_diff(&r->parts[op][part], &cur->parts[op][part],
-				  &prev->parts[op][part]);
-			add_zero_calls(&r->parts[op][part], t->count);
-		}
+		cell_diff_parts(r->parts[op], cur->parts[op], prev->parts[op], NR_PARTS, t->count);
 		cell_diff(&r->pages[op], &cur->pages[op], &prev->pages[op]);
-		add_zero_calls(&r->pages[op], t->count);
+		cell_pad_zeros(&r->pages[op], t->count);
 	}
 }
 

@@ -32,13 +32,8 @@ void uring_split_diff(struct uring_split *d, const struct uring_split *cur,
 		t->total_ns = cur->ops[op].total_ns - prev->ops[op].total_ns;
 		t->blk_requests = cur->ops[op].blk_requests - prev->ops[op].blk_requests;
 		t->blk_bytes = cur->ops[op].blk_bytes - prev->ops[op].blk_bytes;
-		for (unsigned int p = 0; p < NR_URING_PARTS; p++) {
-			struct cell_hist *h = &d->parts[op][p];
-
-			cell_diff(h, &cur->parts[op][p], &prev->parts[op][p]);
-			/* Requests where the part took no time: zeros. */
-			cell_pad_zeros(h, t->count);
-		}
+		cell_diff_parts(d->parts[op], cur->parts[op], prev->parts[op], NR_URING_PARTS,
+				t->count);
 	}
 }
 

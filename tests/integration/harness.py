@@ -664,14 +664,18 @@ class HiddenCompletions:
         for line in self.ft.stop().splitlines():
             if line.startswith("#") or "block_rq_complete:" not in line:
                 continue
-            # "comm-tid (   tgid) [cpu] flags time: block_rq_complete: 7,0 W () 8 + 16 [0]"
-            hidden = line[line.index("(") + 1:line.index(")")].strip() == "1"
-            events.append((hidden, line.split("block_rq_complete:")[1].split()))
+            events.append((on_pid1(line), line.split("block_rq_complete:")[1].split()))
         return events
 
     def stop(self):
         events = self.stop_events()
         return len(events), sum(hidden for hidden, _ in events)
+
+
+def on_pid1(line):
+    """Did this ftrace line (record-tgid) run on top of a thread of PID 1?
+    "comm-tid (   tgid) [cpu] flags time: event: ..." """
+    return line[line.index("(") + 1:line.index(")")].strip() == "1"
 
 
 def fincore_pages(path):
@@ -753,6 +757,18 @@ def held_prog_ids(pid):
         except OSError:
             continue
     return ids
+
+
+def held_prog_runs(pid):
+    """{program name: runs} of the BPF programs a process holds: counted only
+    while some process holds BPF stats on (iostackbreak --stats does)."""
+    runs = {}
+    for prog_id in held_prog_ids(pid):
+        p = run("bpftool", "-j", "prog", "show", "id", str(prog_id))
+        if p.returncode == 0:
+            info = json.loads(p.stdout)
+            runs[info.get("name", str(prog_id))] = info.get("run_cnt", 0)
+    return runs
 
 
 def recursion_misses(pid):

@@ -266,7 +266,7 @@ def bio_on_btrfs_dup_metadata_ends_every_bio():
     # covers every request it saw start, up to its end.
     hid = HiddenCompletions(loop.name)
     hid.start()
-    tool = Tool("-T", "bio,blk", "-D", "-d", loop.name, "--json", env=KEYED)
+    tool = Tool("-T", "bio,blk", "-D", "-d", loop.name, "--json", "--stats", env=KEYED)
     ft.start()
     for i in range(200):
         fd = os.open(os.path.join(mnt, f"f{i}"), os.O_WRONLY | os.O_CREAT, 0o644)
@@ -278,23 +278,35 @@ def bio_on_btrfs_dup_metadata_ends_every_bio():
     queued = sum(1 for line in ft.stop().splitlines() if not line.startswith("#"))
     rep = tool.stop_json()[-1]
     _, hidden = hid.stop()
+    stats = rep.pop("stats")
+    nested = sum(l.get("recursion_misses", 0) for l in stats["layers"]) + \
+        stats.get("other", {}).get("recursion_misses", 0)
     drops = rep["dropped_by_reason"]
     bios = sum(c["count"] for c in rep["cells"] if c["layer"] == "bio")
     missed = drops["request_completion_missed"]
     print(f"    bios {bios}, ftrace block_bio_queue {queued}, request completions no "
-          f"program saw {missed}", flush=True)
+          f"program saw {missed}; on top of PID 1 {hidden}; runs skipped nested {nested}",
+          flush=True)
     # A bio here ends in its request: one whose completion no program saw
     # (harness.host_hides_completions) loses its bios' ends, and a struct so
     # left open is found again when reused.
     assert drops["bio_map_full"] == 0, drops
     # The missed count against ftrace's completions on top of PID 1 over
-    # the tool's whole run: each miss is one of those, but a hidden
+    # the tool's whole run, and the runs the kernel skipped as nested in
+    # another (any kernel may): each miss is one of those, but a hidden
     # completion of a request that started before the tool attached is
     # not the tool's to count (measured: 1 missed, 2 hidden), so it is a
-    # bound; and none is missed on a kernel that hides none.
-    assert missed <= hidden, (missed, hidden)
+    # bound; and none is missed on a kernel that hides none. (Each flush
+    # of the loop device makes one on the disk under its file, which -d
+    # leaves out: its hidden completions were once counted here, 8 missed
+    # with none of the loop device's hidden, in 1 of 40 runs.)
+    assert missed <= hidden + nested, (missed, hidden, nested)
     assert missed == 0 or host_hides_completions(), missed
-    assert drops["bio_completion_missed"] <= missed, drops
     assert bios <= queued, (bios, queued)
+    # A request holds several bios: one hidden completion leaves them all
+    # open, each found again as bio_completion_missed where its struct is
+    # reused (measured: 2 requests missed, 8 bios each way). Those found
+    # are among the bios not counted.
+    assert drops["bio_completion_missed"] <= queued - bios, (drops, bios, queued)
     if bios != queued:
         assert host_hides_completions() and missed, (bios, queued, missed)

@@ -10,7 +10,8 @@ import tempfile
 import time
 
 from harness import (TOOL, LoopDevice, Skip, Tool, Work, check_blk_count, count, disk_stats,
-                     diskstats, diskstats_merged, make_cgroup, make_tempdir, mount, run)
+                     diskstats, diskstats_merged, host_hides_completions, make_cgroup, make_tempdir,
+                     mount, run)
 from harness import test
 from harness import Process
 
@@ -359,16 +360,29 @@ def cgroup_selects_only_the_process_inside_it():
         with open(os.path.join(child, "cgroup.procs"), "w") as f:
             f.write(str(inside.pid))
         tool = Tool("-T", "syscall,blk", "-P", "--json", "--cgroup", group)
+        merged = diskstats_merged(loop.name)[0]
         inside.go()
         outside.go()
         inside.finish()
         outside.finish()
+        merged = diskstats_merged(loop.name)[0] - merged
         rep = tool.stop_json()[0]
         check_report(rep, split=("pid",))
         assert {c["pid"] for c in rep["cells"]} == {inside.pid}, rep["cells"]
         assert keyed(rep, "syscall", "read", pid=inside.pid) == 210
+        # Every read of the process inside is a request, counted or, where
+        # the kernel hid its completion from BPF, counted missed, or merged
+        # into a request of the other process: both read the same blocks
+        # in order, and one's read of block k+1 can join the other's of
+        # block k waiting in the queue (diskstats' reads merged). Three
+        # fresh-clone runs of the suite counted 209 + 0 missed; 6 runs
+        # alone, 210. The outside process's requests are filtered out.
         got = keyed(rep, "blk", "read", pid=inside.pid)
-        assert got == 210, (got, rep["cells"], rep.get("dropped_by_reason"))
+        missed = rep["dropped_by_reason"]["request_completion_missed"]
+        print(f"    inside: blk reads {got} + missed {missed}; reads merged on the disk "
+              f"{merged}", flush=True)
+        assert 210 - merged <= got + missed <= 210, (got, missed, merged)
+        assert missed == 0 or host_hides_completions(), missed
 
 
 CONTAINER = "5f0c" * 16

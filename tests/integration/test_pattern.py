@@ -17,12 +17,14 @@ block level only: its io_submit is no read or write system call, and the
 call level of AIO requests needs an AIO layer the tool does not have yet.
 """
 
+import collections
 import json
 import mmap
 import os
 import re
 
-from harness import LoopDevice, Tool, cell, make_tempdir, run, run_process, test
+from harness import (LoopDevice, Tool, cell, host_hides_completions, make_tempdir, run, run_process,
+                     test)
 
 BS = 4096
 SIZE_MIB = 16  # 4096 I/Os of 4 KiB per run
@@ -341,8 +343,9 @@ def pattern_events_say_seq_and_the_sector():
                           "--number_ios=500")
         rc, stdout, err = tool.stop()
         assert rc == 0, err
-        events = [json.loads(x) for x in stdout.splitlines() if x.strip()]
-        events = [e for e in events if e.get("event") == "io" and e["op"] == "read"]
+        printed = [json.loads(x) for x in stdout.splitlines() if x.strip()]
+        events = [e for e in printed if e.get("event") == "io" and e["op"] == "read"]
+        rep = [o for o in printed if "cells" in o][-1]
         # fio's log replayed: the verdict at each offset, in order.
         end, want = 0, []
         for line in lines:
@@ -362,6 +365,17 @@ def pattern_events_say_seq_and_the_sector():
         for off, _ in want:
             disk_want.append((off, off == disk_end))
             disk_end = off + BS
-        assert sectors == sorted(disk_want), (sectors[:10], disk_want[:10])
+        # A request's trace event is made at its completion: one the
+        # kernel ran no program for (host_hides_completions) has none, and
+        # is counted as request_completion_missed instead (seen: a trace
+        # that differed from fio's log, in a run where that kernel hid 19
+        # of the 1,791 completions of the btrfs test before it). Its verdict
+        # was taken at issue, so each request traced is one of fio's with
+        # the disk's order's verdict, and those missing are the missed.
+        missed = rep["dropped_by_reason"]["request_completion_missed"]
+        short = collections.Counter(disk_want) - collections.Counter(sectors)
+        extra = collections.Counter(sectors) - collections.Counter(disk_want)
+        assert not extra and sum(short.values()) == missed, (list(extra)[:10], short, missed)
+        assert missed == 0 or host_hides_completions(), missed
     finally:
         loop.close()

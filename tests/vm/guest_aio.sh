@@ -37,18 +37,6 @@ set -uo pipefail
 
 SECS=${1:-2}
 . guest_lib.sh
-# diskstats fields of a disk: reads, writes, flushes completed.
-stat_of() { awk -v d="$1" -v f="$2" '$3 == d { print $f }' /proc/diskstats; }
-reads_of() { stat_of "$1" 4; }
-writes_of() { stat_of "$1" 8; }
-flushes_of() { stat_of "$1" 19; }
-check_eq() { # NAME GOT WANT
-	if [[ $2 =~ ^[0-9]+$ && $2 == "$3" && $2 -gt 0 ]]; then
-		pass "$1 ($2)"
-	else
-		fail "$1" "got ${2:-nothing}, want $3"
-	fi
-}
 # within NAME GOT WANT PCT: |GOT - WANT| <= PCT% of WANT
 within() {
 	if [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ && $3 -gt 0 ]] &&
@@ -58,6 +46,18 @@ within() {
 		fail "$1" "got ${2:-nothing} ns, fio ${3:-nothing} ns (${4}%)"
 	fi
 }
+# at_most NAME GOT WANT PCT: GOT <= WANT + PCT%. A request lies inside
+# fio's lat of it; PCT allows for the two histograms' buckets.
+at_most() {
+	if [[ $2 =~ ^[0-9]+$ && $3 =~ ^[0-9]+$ ]] && (($2 * 100 <= $3 * (100 + $4))); then
+		pass "$1 ($2 ns, fio $3 ns)"
+	else
+		fail "$1" "got ${2:-nothing} ns, fio ${3:-none} ns (+$4%)"
+	fi
+}
+# fio_pct DDIR KIND P: fio's P-th percentile of KIND (slat, clat, lat) of
+# DDIR (read, write) in ns, its first job's; nothing where it has none.
+fio_pct() { jq -r ".jobs[0].$1.$2_ns.percentile[\"$3.000000\"] // empty" /tmp/fio.json; }
 cell() { # REPORT LAYER OP FIELD
 	jq -r --arg l "$2" --arg o "$3" --arg f "$4" \
 		'[.cells[] | select(.layer == $l and .op == $o) | .[$f]] | add // 0' <<<"$1"
@@ -76,6 +76,17 @@ parts_add_up() {
 		"\([.parts[].sum_ns] | add) \(.total_ns)"' <<<"$2")
 	[[ -n $s && ${s% *} == "${s#* }" ]] && pass "$1: parts add up ($s)" ||
 		fail "$1: parts add up" "${s:-no $3 in aio_breakdown}"
+}
+# check_requests NAME OP: the aio requests of OP in $rep, counted +
+# missed, are fio's total_ios; sets ios, n and missed.
+check_requests() {
+	ios=$(jq "[.jobs[].$2.total_ios] | add" /tmp/fio.json)
+	n=$(cell "$rep" aio "$2" count)
+	# An event BPF did not see (a program does not run nested in itself,
+	# an interrupt's completion during ours) is counted when its iocb
+	# comes back: counted + missed = fio's.
+	missed=$(jq '.dropped_by_reason.aio_completion_missed' <<<"$rep")
+	check_count "$1: aio $2 requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
 }
 
 # 1. The plan.
@@ -116,24 +127,16 @@ run_fio() {
 
 # check_run NAME OP DEV DEPTH: the checks of 2 on the last run.
 check_run() {
-	local name=$1 op=$2 dev=$3 depth=$4 ddir ios blkop
-	ddir=$op
-	blkop=$op
-	ios=$(jq "[.jobs[].$ddir.total_ios] | add" /tmp/fio.json)
-	n=$(cell "$rep" aio "$op" count)
-	# An event BPF did not see (a program does not run nested in itself,
-	# an interrupt's completion during ours) is counted when its iocb
-	# comes back: counted + missed = fio's.
-	missed=$(jq '.dropped_by_reason.aio_completion_missed' <<<"$rep")
-	check_eq "$name: aio $op requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
-	check_eq "$name: their block requests" "$(aio "$rep" "$op" blk_requests)" "$n"
-	check_eq "$name: their bytes / 4096" "$(($(aio "$rep" "$op" blk_bytes) / 4096))" "$n"
+	local name=$1 op=$2 dev=$3 depth=$4 ios
+	check_requests "$name" "$op"
+	check_count "$name: their block requests" "$(aio "$rep" "$op" blk_requests)" "$n"
+	check_count "$name: their bytes / 4096" "$(($(aio "$rep" "$op" blk_bytes) / 4096))" "$n"
 	parts_add_up "$name" "$rep" "$op"
-	check_eq "$name: no other drop (dropped - missed + 1)" \
+	check_count "$name: no other drop (dropped - missed + 1)" \
 		"$(($(jq '.dropped' <<<"$rep") - missed + 1))" 1
 	if [[ -n $dev ]]; then
-		check_eq "$name: blk $blkop = total_ios" "$(cell "$rep" blk "$blkop" count)" "$ios"
-		check_eq "$name: diskstats $dev $blkop delta" "$disk" "$ios"
+		check_count "$name: blk $op = total_ios" "$(cell "$rep" blk "$op" count)" "$ios"
+		check_count "$name: diskstats $dev $op delta" "$disk" "$ios"
 	fi
 	if ((depth == 1)); then
 		# fio stamps a request's issue once io_submit returned, and its
@@ -146,28 +149,17 @@ check_run() {
 		# a device of 1 ms. Here a request lies inside fio's lat of it:
 		# each percentile at most fio's (+7%: the histograms' buckets).
 		for p in 50 90 99; do
-			got=$(cell "$rep" aio "$op" p${p}_ns)
-			lat=$(jq -r ".jobs[0].$ddir.lat_ns.percentile[\"$p.000000\"]" /tmp/fio.json)
-			if [[ $got =~ ^[0-9]+$ && $lat =~ ^[0-9]+$ ]] && ((got * 100 <= lat * 107)); then
-				pass "$name: p$p $got ns within fio's lat p$p $lat ns"
-			else
-				fail "$name: p$p within fio's lat" "got $got, fio lat ${lat:-none}"
-			fi
-			echo "INFO $name p$p: tool $(cell "$rep" aio "$op" p${p}_ns) ns" \
+			at_most "$name: p$p within fio's lat p$p" "$(cell "$rep" aio "$op" p${p}_ns)" \
+				"$(fio_pct "$op" lat $p)" 7
+			info "$name p$p: tool $(cell "$rep" aio "$op" p${p}_ns) ns" \
 				"(submit $(part "$rep" "$op" submit p${p}_ns), async" \
 				"$(part "$rep" "$op" async p${p}_ns)); fio slat" \
-				"$(jq -r ".jobs[0].$ddir.slat_ns.percentile[\"$p.000000\"] // \"-\"" /tmp/fio.json)" \
-				"clat $(jq -r ".jobs[0].$ddir.clat_ns.percentile[\"$p.000000\"]" /tmp/fio.json)" \
-				"lat $(jq -r ".jobs[0].$ddir.lat_ns.percentile[\"$p.000000\"]" /tmp/fio.json)"
+				"$(fio_pct "$op" slat $p)" "clat $(fio_pct "$op" clat $p)" \
+				"lat $(fio_pct "$op" lat $p)"
 		done
 	else
-		got=$(cell "$rep" aio "$op" p50_ns)
-		lat=$(jq -r ".jobs[0].$ddir.lat_ns.percentile[\"50.000000\"] // empty" /tmp/fio.json)
-		if [[ $got =~ ^[0-9]+$ && $lat =~ ^[0-9]+$ ]] && ((got * 100 <= lat * 110)); then
-			pass "$name: p50 $got ns within fio's lat p50 $lat ns"
-		else
-			fail "$name: p50 within fio's lat p50" "got $got, fio lat p50 ${lat:-none}"
-		fi
+		at_most "$name: p50 within fio's lat p50" "$(cell "$rep" aio "$op" p50_ns)" \
+			"$(fio_pct "$op" lat 50)" 10
 	fi
 }
 
@@ -188,14 +180,14 @@ for target in vdd file; do
 				where=(--filename=/mnt/ext4/aio.dat --size=64M)
 				dev=
 			fi
-			rb=$(reads_of vdd) wb=$(writes_of vdd)
+			rb=$(disk_reads vdd) wb=$(disk_writes vdd)
 			# Iodepth 1: fio reaps by polling the ring, in user space.
 			reap=()
 			((depth == 1)) && reap=(--userspace_reap=1 --iodepth_batch_complete_min=0)
 			run_fio "$name" -- "${where[@]}" --ioengine=libaio --direct=1 --bs=4k \
 				--rw=$rw --iodepth=$depth --runtime="$SECS" --time_based \
 				--lat_percentiles=1 --slat_percentiles=1 "${reap[@]}" || continue
-			if [[ $op == read ]]; then disk=$(($(reads_of vdd) - rb)); else disk=$(($(writes_of vdd) - wb)); fi
+			if [[ $op == read ]]; then disk=$(($(disk_reads vdd) - rb)); else disk=$(($(disk_writes vdd) - wb)); fi
 			check_run "$name" "$op" "$dev" "$depth"
 		done
 	done
@@ -212,7 +204,9 @@ done
 # fio's (+7%: the histograms' buckets), the async part's at most fio's
 # clat's.
 nb=/sys/kernel/config/nullb/nullb9
-mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config 2>/dev/null
+# (The guest's userland has no mountpoint(1): /proc/mounts says.)
+grep -q " /sys/kernel/config configfs " /proc/mounts ||
+	mount -t configfs none /sys/kernel/config 2>/dev/null
 if [[ -d /sys/kernel/config/nullb ]] && mkdir "$nb" 2>/dev/null &&
 	echo 2 >"$nb/irqmode" && echo 1000000 >"$nb/completion_nsec" && echo 64 >"$nb/size" &&
 	echo 1 >"$nb/power" && sleep 0.5 && [[ -b /dev/nullb9 ]]; then
@@ -228,29 +222,15 @@ if [[ -d /sys/kernel/config/nullb ]] && mkdir "$nb" 2>/dev/null &&
 			"$(jq -r "[.jobs[0].$op.clat_ns.percentile[\"50.000000\",\"90.000000\",\"99.000000\"]] | @tsv" /tmp/fio-u.json)" \
 			"lat $(jq -r "[.jobs[0].$op.lat_ns.percentile[\"50.000000\",\"90.000000\",\"99.000000\"]] | @tsv" /tmp/fio-u.json)"
 		run_fio "$name" -- "${job[@]}" || continue
-		ios=$(jq "[.jobs[].$op.total_ios] | add" /tmp/fio.json)
-		n=$(cell "$rep" aio "$op" count)
-		missed=$(jq '.dropped_by_reason.aio_completion_missed' <<<"$rep")
-		check_eq "$name: aio $op requests $n + missed $missed = fio total_ios" "$((n + missed))" "$ios"
+		check_requests "$name" "$op"
 		within "$name: async p50 vs fio clat" "$(part "$rep" "$op" async p50_ns)" \
-			"$(jq -r ".jobs[0].$op.clat_ns.percentile[\"50.000000\"]" /tmp/fio.json)" 10
-		within "$name: p50 vs fio lat" "$(cell "$rep" aio "$op" p50_ns)" \
-			"$(jq -r ".jobs[0].$op.lat_ns.percentile[\"50.000000\"]" /tmp/fio.json)" 10
+			"$(fio_pct "$op" clat 50)" 10
+		within "$name: p50 vs fio lat" "$(cell "$rep" aio "$op" p50_ns)" "$(fio_pct "$op" lat 50)" 10
 		for p in 90 99; do
-			for pair in "async clat" "whole lat"; do
-				read -r what fiop <<<"$pair"
-				if [[ $what == async ]]; then
-					got=$(part "$rep" "$op" async p${p}_ns)
-				else
-					got=$(cell "$rep" aio "$op" p${p}_ns)
-				fi
-				f=$(jq -r ".jobs[0].$op.${fiop}_ns.percentile[\"$p.000000\"]" /tmp/fio.json)
-				if [[ $got =~ ^[0-9]+$ && $f =~ ^[0-9]+$ ]] && ((got * 100 <= f * 107)); then
-					pass "$name: $what p$p $got ns within fio's $fiop p$p $f ns"
-				else
-					fail "$name: $what p$p within fio's $fiop" "got $got, fio ${f:-none}"
-				fi
-			done
+			at_most "$name: async p$p within fio's clat p$p" "$(part "$rep" "$op" async p${p}_ns)" \
+				"$(fio_pct "$op" clat $p)" 7
+			at_most "$name: whole p$p within fio's lat p$p" "$(cell "$rep" aio "$op" p${p}_ns)" \
+				"$(fio_pct "$op" lat $p)" 7
 		done
 	done
 	echo 0 >"$nb/power"
@@ -266,9 +246,9 @@ run_fio "cached buffered read" -u -- --filename=/mnt/ext4/aio.dat --size=16M --i
 	--direct=0 --invalidate=0 --bs=4k --rw=read --iodepth=1 &&
 	{
 		ios=$(jq '.jobs[0].read.total_ios' /tmp/fio.json)
-		check_eq "cached read: aio read requests = fio total_ios" "$(cell "$rep" aio read count)" "$ios"
-		check_eq "cached read: all inline" "$(aio "$rep" read inline)" "$ios"
-		check_eq "cached read: no block request" "$(($(aio "$rep" read blk_requests) + 1))" 1
+		check_count "cached read: aio read requests = fio total_ios" "$(cell "$rep" aio read count)" "$ios"
+		check_count "cached read: all inline" "$(aio "$rep" read inline)" "$ios"
+		check_count "cached read: no block request" "$(($(aio "$rep" read blk_requests) + 1))" 1
 	}
 rm -f /tmp/aio.txt
 iostackbreak -T aio -u -- fio --name=c --filename=/mnt/ext4/aio.dat --size=16M --ioengine=libaio \
@@ -300,27 +280,31 @@ run_aiowork() { # NAME AIOWORK ARGS: the tool runs aiowork; $rep, $done_line
 	fi
 }
 did() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$done_line"; }
-fb=$(flushes_of vdd)
+# check_worker NAME OP: a kernel worker ran OP's syncs (their worker part
+# took time) and OP's parts add up to its total.
+check_worker() {
+	local w
+	w=$(part "$rep" "$2" worker sum_ns)
+	[[ ${w:-0} -gt 0 ]] && pass "$1: worker time $w ns" || fail "$1: worker time" "${w:-none}"
+	parts_add_up "$1" "$rep" "$2"
+}
+fb=$(disk_flushes vdd)
 run_aiowork "fdsync" -D -s fdsync -n 100 /dev/vdd &&
 	{
-		disk=$(($(flushes_of vdd) - fb))
-		check_eq "fdsync: aio write requests" "$(cell "$rep" aio write count)" "$(did writes)"
-		check_eq "fdsync: aio fdsync requests" "$(cell "$rep" aio fdsync count)" "$(did syncs)"
-		check_eq "fdsync: their flushes = diskstats flushes" "$(aio "$rep" fdsync blk_flushes)" "$disk"
-		check_eq "fdsync: blk flushes = diskstats flushes" "$(cell "$rep" blk flush count)" "$disk"
-		w=$(part "$rep" fdsync worker sum_ns)
-		[[ ${w:-0} -gt 0 ]] && pass "fdsync: worker time $w ns" || fail "fdsync: worker time" "${w:-none}"
-		parts_add_up "fdsync" "$rep" fdsync
+		disk=$(($(disk_flushes vdd) - fb))
+		check_count "fdsync: aio write requests" "$(cell "$rep" aio write count)" "$(did writes)"
+		check_count "fdsync: aio fdsync requests" "$(cell "$rep" aio fdsync count)" "$(did syncs)"
+		check_count "fdsync: their flushes = diskstats flushes" "$(aio "$rep" fdsync blk_flushes)" "$disk"
+		check_count "fdsync: blk flushes = diskstats flushes" "$(cell "$rep" blk flush count)" "$disk"
+		check_worker "fdsync" fdsync
 	}
 run_aiowork "fsync and poll on ext4" -s fsync -n 50 -p 50 /mnt/ext4/aw.dat &&
 	{
-		check_eq "ext4: aio fsync requests" "$(cell "$rep" aio fsync count)" "$(did syncs)"
-		check_eq "ext4: aio poll requests" "$(cell "$rep" aio poll count)" "$(did polls)"
-		check_eq "ext4: polls of a file inline" "$(aio "$rep" poll inline)" "$(did polls)"
-		check_eq "ext4: buffered writes inline" "$(aio "$rep" write inline)" "$(did writes)"
-		w=$(part "$rep" fsync worker sum_ns)
-		[[ ${w:-0} -gt 0 ]] && pass "ext4 fsync: worker time $w ns" || fail "ext4 fsync: worker time" "${w:-none}"
-		parts_add_up "ext4 fsync" "$rep" fsync
+		check_count "ext4: aio fsync requests" "$(cell "$rep" aio fsync count)" "$(did syncs)"
+		check_count "ext4: aio poll requests" "$(cell "$rep" aio poll count)" "$(did polls)"
+		check_count "ext4: polls of a file inline" "$(aio "$rep" poll inline)" "$(did polls)"
+		check_count "ext4: buffered writes inline" "$(aio "$rep" write inline)" "$(did writes)"
+		check_worker "ext4 fsync" fsync
 	}
 
 # 5. -p PID: fio's jobs as threads of the process the tool was given.
@@ -333,10 +317,10 @@ fiopid=$!
 iostackbreak -T aio,blk --json -p "$fiopid" >/tmp/aio.json 2>/tmp/aio.err &
 tool=$!
 if await /tmp/aio.err 'Hit Ctrl-C to end' "$tool" 300; then
-	rb=$(reads_of vdd)
+	rb=$(disk_reads vdd)
 	echo go >/tmp/go
 	wait "$fiopid"
-	disk=$(($(reads_of vdd) - rb))
+	disk=$(($(disk_reads vdd) - rb))
 	kill -INT "$tool"
 	wait "$tool"
 	rep=$(grep '^{' /tmp/aio.json | tail -n 1)
@@ -353,12 +337,12 @@ fi
 # came during one of ours is not seen; its iocb's next submission finds
 # the entry and counts it, or the end of the run once fio has exited
 # (aio_completion_missed). Counted + missed = fio.
-rb=$(reads_of vdd)
+rb=$(disk_reads vdd)
 run_fio "kprobe vdd randread QD8" --attach=kprobe -- --filename=/dev/vdd --size=60M \
 	--ioengine=libaio --direct=1 --bs=4k --rw=randread --iodepth=8 --runtime="$SECS" \
 	--time_based --lat_percentiles=1 &&
 	{
-		disk=$(($(reads_of vdd) - rb))
+		disk=$(($(disk_reads vdd) - rb))
 		check_run "kprobe vdd randread QD8" read vdd 8
 	}
 
@@ -369,15 +353,15 @@ run_fio "events" --slower=0 --trace=/tmp/aio.trace -- --filename=/dev/vdd --size
 	{
 		ios=$(jq '.jobs[0].read.total_ios' /tmp/fio.json)
 		ev=$(grep '^{"event"' /tmp/aio.json | jq -s '[.[] | select(.layer == "aio" and .op == "read")]')
-		check_eq "events: one per aio read" "$(jq length <<<"$ev")" "$ios"
+		check_count "events: one per aio read" "$(jq length <<<"$ev")" "$ios"
 		bad=$(jq '[.[] | select(([.parts[]] | add) != .latency_ns)] | length' <<<"$ev")
-		check_eq "events: parts add up to each latency (bad + 1)" "$((bad + 1))" 1
-		check_eq "events: one block request each" \
+		check_count "events: parts add up to each latency (bad + 1)" "$((bad + 1))" 1
+		check_count "events: one block request each" \
 			"$(jq '[.[] | select(.blk.requests == 1)] | length' <<<"$ev")" "$ios"
-		check_eq "trace: one aio slice per read" \
+		check_count "trace: one aio slice per read" \
 			"$(jq '[.traceEvents[] | select(.ph == "b" and .cat == "aio")] | length' /tmp/aio.trace)" \
 			"$ios"
 	}
 
-echo "GUEST RESULT: $npass passed, $nfail failed, $nskip skipped"
+guest_result
 ((nfail == 0))

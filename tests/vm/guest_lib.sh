@@ -24,6 +24,17 @@ check_eq() {
 	fi
 }
 
+# check_count NAME GOT WANT [CONTEXT]: check_eq of a count of what the
+# workload did, which must also be > 0: a run that did nothing (0 = 0)
+# must not pass. A count that should be 0 is checked as COUNT + 1 = 1.
+check_count() {
+	if [[ $2 =~ ^[0-9]+$ ]] && (($2 == 0)); then
+		fail "$1" "got 0, want $3${4:+ ($4)} (> 0)"
+	else
+		check_eq "$@"
+	fi
+}
+
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # since T: seconds from uptime T to now.
 since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
@@ -63,8 +74,10 @@ dump() { # LABEL FILE: the end of FILE, indented
 	sed 's/^/    /' "$2" 2>/dev/null | tail -n 40
 }
 
-# disk_reads DISK, disk_writes DISK: completed reads, writes (/proc/diskstats);
-# disk_reads_merged DISK: reads merged into another's request.
+# disk_reads DISK, disk_writes DISK, disk_flushes DISK: completed reads,
+# writes, flushes (/proc/diskstats); disk_reads_merged DISK: reads merged
+# into another's request.
 disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
 disk_reads_merged() { awk -v d="$1" '$3 == d { print $5 }' /proc/diskstats; }
 disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
+disk_flushes() { awk -v d="$1" '$3 == d { print $19 }' /proc/diskstats; }
