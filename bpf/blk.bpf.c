@@ -388,7 +388,7 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
  * with a task filter, -P or -G, where the blk layer is traced. */
 const volatile bool wb_on;
 struct wb_rq;
-int wb_request_done(struct wb_rq *q);
+int wb_request_done(void);
 static __always_inline void wb_request_of(struct request *rq, struct rq_start *v,
 					  __u32 cmd_flags, int error, __u32 nr_bytes);
 

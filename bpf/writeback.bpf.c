@@ -155,8 +155,40 @@ struct wb_slot {
 	char comm[COMM_LEN];
 };
 
-/* Where the walk of a request's pages is, between bpf_loop steps. */
+/* What blk_complete knows of a completed request, for wb_request_done. */
+struct wb_rq {
+	__u64 rq;
+	__u64 origin_ns, issue_ns; /* its entry's (entry set) */
+	__u32 tgid, dev;	   /* its entry's submitter and disk */
+	__u32 cmd_flags, nr_bytes;
+	int error;
+	__u32 entry; /* set: an entry of a submitter not filtered out */
+	__u32 has_v; /* set: an entry at all (its dev may be known) */
+	__u32 pad;
+};
+
+/* What wb_charge_slot charges each dirtier of a request with. */
+struct wb_charge {
+	__u64 delta, now, origin, start;
+	__u32 op, dev, submitter, flags;
+	int error;
+	__u32 any; /* set: a traced dirtier's bytes were charged */
+};
+
+/*
+ * Where the walk of a request's pages is, between bpf_loop steps, with
+ * the request and what its dirtiers are charged with. Per CPU, not on the
+ * stack: the completion program, wb_request_done and a bpf_loop step are
+ * three frames of one stack, which the verifier bounds at 512 bytes in
+ * all. Debian's 6.1 and 6.12 count the global function's frame in it
+ * (6.1 even where wb_on leaves the call dead), and refused the programs
+ * with these on their frames ("combined stack size of 3 calls is 544").
+ */
 struct wb_walk {
+	struct wb_rq q;		  /* the request (wb_request_of) */
+	struct wb_charge c;	  /* what its dirtiers are charged with */
+	struct breakdown_key bkey; /* a breakdown cell's key */
+	/* From here, zeroed for each request. */
 	__u64 bio;	/* the bio being walked; 0: done */
 	__u64 folio;	/* the folio of the last page, */
 	/* its dirtier's slot; -1: none known, -2: not page cache, -3: no slot */
@@ -325,28 +357,23 @@ static long wb_walk_step(__u32 i, __u32 *key)
 	return 0;
 }
 
-/* What wb_charge_slot charges each dirtier of a request with. */
-struct wb_charge {
-	__u64 delta, now, origin, start;
-	__u32 op, dev, submitter, flags;
-	int error;
-	__u32 any; /* set: a traced dirtier's bytes were charged */
-};
-
 /*
  * The request's bytes of slot i's dirtier (a bpf_loop step: verified once,
  * where an unrolled loop of the slots made the completion program too
  * complex for the verifier next to -G and the parts of calls).
  */
-static long wb_charge_slot(__u32 i, struct wb_charge *c)
+static long wb_charge_slot(__u32 i, __u32 *key)
 {
-	__u32 zero = 0, op = c->op;
-	struct wb_walk *w = bpf_map_lookup_elem(&wb_walks, &zero);
+	struct wb_walk *w = bpf_map_lookup_elem(&wb_walks, key);
+	struct wb_charge *c;
 	struct cell_hist *h;
 	struct wb_slot *s;
+	__u32 op;
 
 	if (!w || i >= WB_SLOTS || i >= w->nr)
 		return 1;
+	c = &w->c;
+	op = c->op;
 	s = &w->s[i];
 	if (!s->bytes)
 		return 0;
@@ -361,22 +388,21 @@ static long wb_charge_slot(__u32 i, struct wb_charge *c)
 		return 0;
 	}
 	if (per_process || per_disk || per_cgroup || per_flags) {
-		struct breakdown_key k = {
-			.cell_idx = CELL_INDEX(LAYER_BLK, op),
-			.tgid = per_process ? s->tgid : 0,
-			.dev = c->dev,
-			.flags = c->flags,
-			.cgid = per_cgroup ? s->cgid : 0,
-		};
+		struct breakdown_key *k = &w->bkey;
 
-		record_breakdown_io(&k, per_process ? s->comm : NULL, c->delta, s->bytes, c->error);
+		k->cell_idx = CELL_INDEX(LAYER_BLK, op);
+		k->tgid = per_process ? s->tgid : 0;
+		k->dev = c->dev;
+		k->flags = c->flags;
+		k->cgid = per_cgroup ? s->cgid : 0;
+		record_breakdown_io(k, per_process ? s->comm : NULL, c->delta, s->bytes, c->error);
 		if (!c->error) {
-			k.flags = 0;
-			k.cell_idx = WB_AGE_SUBMIT_INDEX;
-			record_breakdown(&k, per_process ? s->comm : NULL,
+			k->flags = 0;
+			k->cell_idx = WB_AGE_SUBMIT_INDEX;
+			record_breakdown(k, per_process ? s->comm : NULL,
 					 c->origin > s->first_ns ? c->origin - s->first_ns : 0);
-			k.cell_idx = WB_AGE_DONE_INDEX;
-			record_breakdown(&k, per_process ? s->comm : NULL,
+			k->cell_idx = WB_AGE_DONE_INDEX;
+			record_breakdown(k, per_process ? s->comm : NULL,
 					 c->now > s->first_ns ? c->now - s->first_ns : 0);
 		}
 	}
@@ -398,21 +424,10 @@ static long wb_charge_slot(__u32 i, struct wb_charge *c)
 	return 0;
 }
 
-/* What blk_complete knows of a completed request, for wb_request_done. */
-struct wb_rq {
-	__u64 rq;
-	__u64 origin_ns, issue_ns; /* its entry's (entry set) */
-	__u32 tgid, dev;	   /* its entry's submitter and disk */
-	__u32 cmd_flags, nr_bytes;
-	int error;
-	__u32 entry; /* set: an entry of a submitter not filtered out */
-	__u32 has_v; /* set: an entry at all (its dev may be known) */
-	__u32 pad;
-};
-
 /*
- * A write request completed (blk.bpf.c: blk_complete; q->entry unset
- * when its submitter was filtered out at its start). Its pages' bytes go
+ * A write request completed (blk.bpf.c: blk_complete, which put it in
+ * this CPU's walk: wb_request_of; q->entry unset when its submitter was
+ * filtered out at its start). Its pages' bytes go
  * to their dirtiers: requests a dirtier submitted itself stay its own
  * ("submitted"), the others count for it as written back, beside their
  * submitter's.
@@ -424,23 +439,22 @@ struct wb_rq {
  * -T blk -P in text: "processed 1000001 insns, max_states_per_insn 96,
  * total_states 66919"). Its request is a number here (probe reads only).
  */
-__noinline int wb_request_done(struct wb_rq *q)
+__noinline int wb_request_done(void)
 {
+	__u32 data_len, cmd_flags, nr_bytes, zero = 0, op, dev = 0;
+	__u64 now, start, origin, walked;
 	struct request *rq;
-	__u32 data_len, cmd_flags, nr_bytes;
-	__u64 now, start, origin, walked, delta;
-	__u32 zero = 0, op, dev = 0, submitter = 0;
 	struct wb_walk *w;
+	struct wb_rq *q;
 	struct bio *bio;
-	bool any = false;
-	int error;
 
-	if (!q)
+	w = bpf_map_lookup_elem(&wb_walks, &zero);
+	if (!w)
 		return 0;
+	q = &w->q;
 	rq = (struct request *)q->rq;
 	cmd_flags = q->cmd_flags;
 	nr_bytes = q->nr_bytes;
-	error = q->error;
 	data_len = BPF_CORE_READ(rq, __data_len);
 	op = rq_op(cmd_flags);
 	/* Partial completions: the request goes on (its walk with the last,
@@ -454,10 +468,9 @@ __noinline int wb_request_done(struct wb_rq *q)
 			return 0;
 	}
 	bio = BPF_CORE_READ(rq, bio);
-	w = bpf_map_lookup_elem(&wb_walks, &zero);
-	if (!bio || !w)
+	if (!bio)
 		return 0;
-	__builtin_memset(w, 0, sizeof(*w));
+	__builtin_memset(&w->bio, 0, sizeof(*w) - __builtin_offsetof(struct wb_walk, bio));
 	w->bio = (__u64)bio;
 	w->idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
 	w->done = BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
@@ -478,21 +491,28 @@ __noinline int wb_request_done(struct wb_rq *q)
 
 	/* The request's times: its entry's, else the kernel's stamps. */
 	now = bpf_ktime_get_ns();
+	w->c.submitter = 0;
 	if (q->entry) {
-		submitter = q->tgid;
+		w->c.submitter = q->tgid;
 		origin = q->origin_ns ?: q->issue_ns;
 		start = blk_queued ? q->origin_ns : q->issue_ns;
 	} else {
 		origin = rq_start_ns(rq);
 		start = blk_queued ? origin : rq_io_start_ns(rq, false);
 	}
-	if (!origin)
-		origin = start;
-	delta = start && now > start ? now - start : 0;
 	if (per_disk && !dev)
 		dev = q->has_v && q->dev ? q->dev : rq_dev(rq, false);
 	if (!per_disk)
 		dev = 0;
+	w->c.now = now;
+	w->c.start = start;
+	w->c.origin = origin ?: start;
+	w->c.delta = start && now > start ? now - start : 0;
+	w->c.op = op;
+	w->c.dev = dev;
+	w->c.error = q->error;
+	w->c.flags = (per_flags ? rq_flags(cmd_flags) : 0) | RQ_FLAG_WRITEBACK;
+	w->c.any = 0;
 
 	if (w->unknown) {
 		wb_count(WBC_UNKNOWN_REQUESTS, 1);
@@ -500,53 +520,48 @@ __noinline int wb_request_done(struct wb_rq *q)
 		/* Without a task filter, -P and -G show them under their own key. */
 		if (wb_all_dirtiers && start && (per_process || per_cgroup)) {
 			/* No name: user space names the key "(unknown)". */
-			struct breakdown_key k = {
-				.cell_idx = CELL_INDEX(LAYER_BLK, op),
-				.tgid = per_process ? WB_UNKNOWN_TGID : 0,
-				.dev = dev,
-				.flags = RQ_FLAG_WRITEBACK,
-			};
-
-			record_breakdown_io(&k, NULL, delta, w->unknown, error);
+			w->bkey.cell_idx = CELL_INDEX(LAYER_BLK, op);
+			w->bkey.tgid = per_process ? WB_UNKNOWN_TGID : 0;
+			w->bkey.dev = dev;
+			w->bkey.flags = RQ_FLAG_WRITEBACK;
+			w->bkey.cgid = 0;
+			record_breakdown_io(&w->bkey, NULL, w->c.delta, w->unknown, w->c.error);
 		}
 	}
-	{
-		struct wb_charge c = {
-			.delta = delta, .now = now, .origin = origin, .start = start,
-			.op = op, .dev = dev, .submitter = submitter, .error = error,
-			.flags = (per_flags ? rq_flags(cmd_flags) : 0) | RQ_FLAG_WRITEBACK,
-		};
-
-		bpf_loop(WB_SLOTS, wb_charge_slot, &c, 0);
-		any = c.any;
-	}
-	if (any)
+	bpf_loop(WB_SLOTS, wb_charge_slot, &zero, 0);
+	if (w->c.any)
 		wb_count(WBC_REQUESTS, 1);
 	return 0;
 }
 
 /* blk_complete's side: what wb_request_done needs, copied off the entry
- * and the request pointer, which a global function cannot be given. */
+ * and the request pointer into this CPU's walk, as a global function can
+ * be given neither. */
 static __always_inline void wb_request_of(struct request *rq, struct rq_start *v,
 					  __u32 cmd_flags, int error, __u32 nr_bytes)
 {
-	struct wb_rq q = {
-		.cmd_flags = cmd_flags,
-		.nr_bytes = nr_bytes,
-		.error = error,
-	};
+	__u32 zero = 0;
+	struct wb_walk *w = bpf_map_lookup_elem(&wb_walks, &zero);
+	struct wb_rq *q;
 
+	if (!w)
+		return;
+	q = &w->q;
+	__builtin_memset(q, 0, sizeof(*q));
+	q->cmd_flags = cmd_flags;
+	q->nr_bytes = nr_bytes;
+	q->error = error;
 	/* The pointer as a number: the copy is a scalar to the verifier. */
-	bpf_probe_read_kernel(&q.rq, sizeof(q.rq), &rq);
+	bpf_probe_read_kernel(&q->rq, sizeof(q->rq), &rq);
 	if (v) {
-		q.has_v = 1;
-		q.dev = v->dev;
+		q->has_v = 1;
+		q->dev = v->dev;
 		if (!v->excluded) {
-			q.entry = 1;
-			q.tgid = v->tgid;
-			q.origin_ns = v->origin_ns;
-			q.issue_ns = v->issue_ns;
+			q->entry = 1;
+			q->tgid = v->tgid;
+			q->origin_ns = v->origin_ns;
+			q->issue_ns = v->issue_ns;
 		}
 	}
-	wb_request_done(&q);
+	wb_request_done();
 }
