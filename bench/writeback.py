@@ -24,7 +24,6 @@ Writes markdown to stdout (and bench/results/writeback-DATE.md with --save).
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -99,7 +98,7 @@ def main():
 
     md = [f"# What charging written-back requests to their dirtiers costs "
           f"({datetime.date.today()})", "",
-          f"{cpu_model()}, {os.cpu_count()} CPUs, Linux {platform.release()}; "
+          f"{cpu_model()}, {os.cpu_count()} CPUs; "
           f"medians of {args.rounds} rounds, on and --no-writeback side by side; "
           f"a writer dirtying 64 MiB in {WRITES} writes of 64 KiB, then sync -f.", "",
           "| figure | writeback on | --no-writeback |", "|---|---:|---:|",
