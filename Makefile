@@ -71,10 +71,10 @@ SRC_DIRS := src src/cli src/plan src/targets src/kernel src/report src/sinks
 vpath %.c $(SRC_DIRS)
 # Modules a unit test can reach without root or BPF, then the BPF glue.
 CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c opt_stacks.c quote.c version.c) \
-	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c dev_switches.c) \
+	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c planner_wb.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
 	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
-		bio_stack.c cgname.c stack_report.c symbolize.c pattern.c) \
+		bio_stack.c cgname.c stack_report.c symbolize.c pattern.c writeback.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c stacks_out.c flamegraph.c pattern_out.c)
 BPF_SRCS := src/plan/probe.c \
@@ -234,7 +234,8 @@ vm-f2fs: all $(OUTPUT)/compat32
 # the first core free.
 .PHONY: vms
 vms: all $(OUTPUT)/compat32
-	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk vm-aio
+	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk vm-aio \
+		vm-writeback
 
 # The block layer exact on the stock kernels (tests/vm/blk.sh): fio psync
 # QD1, io_uring QD32 and 32 jobs on a virtio disk, with the default programs
@@ -251,6 +252,14 @@ vm-blk: all
 .PHONY: vm-aio
 vm-aio: all
 	$(LEFTOVERS) vm-aio -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/aio.sh || exit 1; done'
+
+# Buffered writes charged to their dirtiers on the stock kernels
+# (tests/vm/writeback.sh): dd's /proc/PID/io against the bytes written back
+# for it, on ext4, two writers of one file, below dm-linear and dm-delay,
+# with tp_btf and with raw tracepoints, on 6.1 then 6.12. In make check (vms).
+.PHONY: vm-writeback
+vm-writeback: all
+	$(LEFTOVERS) vm-writeback -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/writeback.sh || exit 1; done'
 
 # The bio layer on stacked devices (tests/vm/bio.sh): dm-linear and
 # dm-delay over a virtio disk, dm-crypt and dm-flakey over null_blk, md

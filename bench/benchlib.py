@@ -2,6 +2,7 @@
 its ready line to SIGINT, the workload's scratch file, the CPU's name, and
 where results go."""
 
+import contextlib
 import datetime
 import os
 import select
@@ -64,6 +65,29 @@ def scratch_file():
     path = os.path.join(tempfile.mkdtemp(dir="/var/tmp"), "data")
     subprocess.run([IOWORK, "-c", "pread", "1", path], check=True, capture_output=True)
     return path
+
+
+@contextlib.contextmanager
+def ext4_loop(tmp, size_mib, name, *mount_opts):
+    """An ext4 (no lazy init) on a loop device over tmp/name, mounted at
+    tmp/mnt; yields the mount point; unmounted and detached after."""
+    img, mnt = os.path.join(tmp, name), os.path.join(tmp, "mnt")
+    with open(img, "wb") as f:
+        f.truncate(size_mib << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", img], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    mounted = False
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0",
+                        dev], check=True)
+        os.mkdir(mnt)
+        subprocess.run(["mount", *mount_opts, dev, mnt], check=True)
+        mounted = True
+        yield mnt
+    finally:
+        if mounted:
+            subprocess.run(["umount", mnt], check=True)
+        subprocess.run(["losetup", "-d", dev], check=True)
 
 
 def cpu_model():

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from benchlib import IOWORK, ROOT, TOOL, Tracer, cpu_model, need_root, save
+from benchlib import IOWORK, ROOT, TOOL, Tracer, cpu_model, ext4_loop, need_root, save
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 from harness import evict_pages  # noqa: E402
@@ -138,30 +138,15 @@ def main():
     args = ap.parse_args()
     need_root("bench/why.py")
     rows = []
-    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
-        img, mnt = os.path.join(tmp, "j.img"), os.path.join(tmp, "mnt")
-        with open(img, "wb") as f:
-            f.truncate(256 << 20)
-        dev = subprocess.run(["losetup", "-f", "--show", img], capture_output=True, text=True,
-                             check=True).stdout.strip()
-        mounted = False
-        try:
-            subprocess.run(["mkfs.ext4", "-q", "-F", "-E",
-                            "lazy_itable_init=0,lazy_journal_init=0", dev], check=True)
-            os.mkdir(mnt)
-            subprocess.run(["mount", "-o", "data=ordered", dev, mnt], check=True)
-            mounted = True
-            for name, wl in (("lock", lock_workload(tmp)), ("journal", journal_workload(mnt)),
-                             ("cache", cache_workload(tmp))):
-                for traced in (False, True):
-                    for prog, (runs, ns) in sorted(measure(wl, traced).items()):
-                        if runs:
-                            rows.append((name, "traced" if traced else "no call open", prog,
-                                         runs, ns / runs))
-        finally:
-            if mounted:
-                subprocess.run(["umount", mnt], check=True)
-            subprocess.run(["losetup", "-d", dev], check=True)
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp, \
+            ext4_loop(tmp, 256, "j.img", "-o", "data=ordered") as mnt:
+        for name, wl in (("lock", lock_workload(tmp)), ("journal", journal_workload(mnt)),
+                         ("cache", cache_workload(tmp))):
+            for traced in (False, True):
+                for prog, (runs, ns) in sorted(measure(wl, traced).items()):
+                    if runs:
+                        rows.append((name, "traced" if traced else "no call open", prog,
+                                     runs, ns / runs))
     md = [f"# What the lock, journal and page cache programs cost "
           f"({datetime.date.today()})", "",
           f"{cpu_model()}, {os.cpu_count()} CPUs, Linux {platform.release()}; the kernel's "

@@ -154,6 +154,7 @@ static __always_inline int bio_queued(struct bio *bio, bool btf)
 	if (per_process || per_disk || per_cgroup)
 		bio_keys_made(bio, &v);
 	v.pending = 1; /* its own I/O */
+	v.bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
 	v.start_ns = bpf_ktime_get_ns();
 	err = map_err(bpf_map_update_elem(&bio_starts, &key, &v, BPF_NOEXIST));
 	if (err == -EEXIST) {
@@ -234,6 +235,7 @@ static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
 		record_error(LAYER_BIO, op, delta);
 	else
 		record(LAYER_BIO, op, delta);
+	record_bytes(LAYER_BIO, op, v->bytes);
 	if (per_process || per_disk || per_cgroup) {
 		struct breakdown_key k = {
 			.cell_idx = CELL_INDEX(LAYER_BIO, op),
@@ -242,10 +244,7 @@ static __always_inline int bio_completed(__u64 key, __u32 status, __u64 now)
 			.cgid = per_cgroup ? v->cgid : 0,
 		};
 
-		if (status)
-			record_breakdown_error(&k, per_process ? v->comm : NULL, delta);
-		else
-			record_breakdown(&k, per_process ? v->comm : NULL, delta);
+		record_breakdown_io(&k, per_process ? v->comm : NULL, delta, v->bytes, status);
 		/* The stack: this device's time, under the device above. */
 		if (per_disk && v->upper && !status) {
 			struct breakdown_key e = {

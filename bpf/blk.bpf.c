@@ -384,6 +384,14 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 	bpf_ringbuf_submit(e, 0);
 }
 
+/* A write request's pages charged to their dirtiers (writeback.bpf.c):
+ * with a task filter, -P or -G, where the blk layer is traced. */
+const volatile bool wb_on;
+struct wb_rq;
+int wb_request_done(void);
+static __always_inline void wb_request_of(struct request *rq, struct rq_start *v,
+					  __u32 cmd_flags, int error, __u32 nr_bytes);
+
 static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_bytes, bool btf)
 {
 	__u64 key = (__u64)rq, start;
@@ -409,6 +417,8 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 	}
 	if (!v)
 		v = blk_flush_unseen(rq, key, cmd_flags, btf);
+	if (wb_on)
+		wb_request_of(rq, v, cmd_flags, error, nr_bytes);
 	if (!v)
 		return 0;
 	/* A partial completion: the request goes on with the rest. */
@@ -436,6 +446,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 			record_error(LAYER_BLK, op, delta);
 		else
 			record(LAYER_BLK, op, delta);
+		record_bytes(LAYER_BLK, op, data_len);
 		stacks_done(v, delta);
 		if (events_on && v->call_ns)
 			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
@@ -455,10 +466,7 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 				.cgid = per_cgroup ? v->cgid : 0,
 			};
 
-			if (error)
-				record_breakdown_error(&k, per_process ? v->comm : NULL, delta);
-			else
-				record_breakdown(&k, per_process ? v->comm : NULL, delta);
+			record_breakdown_io(&k, per_process ? v->comm : NULL, delta, data_len, error);
 		}
 	}
 	bpf_map_delete_elem(&rq_starts, &key);

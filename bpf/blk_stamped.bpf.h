@@ -72,6 +72,7 @@ static __always_inline int blk_complete_stamped(struct request *rq, int error, _
 		record_error(LAYER_BLK, op, delta);
 	else
 		record(LAYER_BLK, op, delta);
+	record_bytes(LAYER_BLK, op, data_len);
 	if (per_disk || per_flags) {
 		struct breakdown_key k = {
 			.cell_idx = CELL_INDEX(LAYER_BLK, op),
@@ -80,10 +81,7 @@ static __always_inline int blk_complete_stamped(struct request *rq, int error, _
 			    per_flags ? rq_flags(cmd_flags) | (preflush ? RQ_FLAG_PREFLUSH : 0) : 0,
 		};
 
-		if (error)
-			record_breakdown_error(&k, NULL, delta);
-		else
-			record_breakdown(&k, NULL, delta);
+		record_breakdown_io(&k, NULL, delta, data_len, error);
 	}
 	return 0;
 }

@@ -170,6 +170,7 @@ static inline struct thread_starts *call_counts(struct thread_starts *ts)
 	ts->readahead_pages = 0;
 	ts->ra_req_end = 0;
 	ts->writeback_pages = 0;
+	ts->throttle_pauses = 0;
 	ts->counting = 1;
 	return ts;
 }
@@ -180,6 +181,7 @@ static inline void parts_reset_counts(struct thread_starts *ts)
 	ts->parts_mask = 0; /* part_ns and lock_ns: zeroed as first charged */
 	ts->lock_kind = 0;  /* lock_addr is read only inside a contention */
 	ts->counting = 0;   /* the counts: zeroed as first counted */
+	ts->throttle_pending = 0;
 }
 
 /*

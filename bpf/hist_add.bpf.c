@@ -23,6 +23,12 @@ __noinline int hist_add_to(__u32 map, __u32 idx, __u64 delta, __u32 b, __u32 in_
 	case HIST_AIO_PARTS:
 		c = bpf_map_lookup_elem(&aio_parts, &idx);
 		break;
+	case HIST_WB_CELLS:
+		c = bpf_map_lookup_elem(&wb_cells, &idx);
+		break;
+	case HIST_WB_AGES:
+		c = bpf_map_lookup_elem(&wb_ages, &idx);
+		break;
 	default:
 		return 0;
 	}

@@ -42,6 +42,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "syscall.bpf.c"  /* system call layer */
 #include "fs.bpf.c"	  /* vfs and file systems */
 #include "why.bpf.c"	  /* lock and journal parts, page cache pages */
+#include "throttle.bpf.c" /* the throttled part: dirty throttling pauses */
 #include "offcpu.bpf.c"	  /* off-CPU parts: sched_switch, sched_waking */
 #include "proctree.bpf.c" /* children of traced processes */
 #include "thread.bpf.c"	  /* fast thread slots freed at exit */
@@ -51,5 +52,6 @@ char LICENSE[] SEC("license") = "GPL";
 #include "blk.bpf.c"	  /* block layer */
 #include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */
+#include "writeback.bpf.c" /* written-back requests charged to their dirtiers */
 #include "pattern_blk.bpf.c" /* --pattern: block requests by sector */
 #include "hist_add.bpf.c"  /* one value into a histogram: a global function */

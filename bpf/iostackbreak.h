@@ -98,6 +98,9 @@ struct cell_hist {
 	 * calls); 0 in ns runs and in breakdown cells.
 	 */
 	__u64 unit_slots[UNIT_SLOTS];
+	/* Block and bio layers: the bytes of the requests or bios counted
+	 * (count and errors); 0 for other layers. */
+	__u64 bytes;
 };
 
 /* Why an event could not be recorded: indexes of the "drops" map. */
@@ -213,6 +216,8 @@ struct breakdown_key {
 
 #define COMM_LEN 16
 
+#include "writeback_types.h" /* buffered writeback charged to the dirtier */
+
 /*
  * -G: a cgroup's path as the kernel had it when its first call or request
  * was recorded (cgroup_paths map), so that a cgroup gone before user space
@@ -258,8 +263,15 @@ enum part {
 	/* A sleep the journal's thread (jbd2) ended: a commit, or a
 	 * transaction's credits. */
 	PART_JOURNAL,
+	/*
+	 * Paused by a limit: the sleep that follows a pause the kernel
+	 * announced (policy dirty: writeback:balance_dirty_pages, a writer
+	 * that dirtied pages faster than its disk writes them back).
+	 */
+	PART_THROTTLED,
 	NR_PARTS,
 };
+_Static_assert(NR_PARTS <= 16, "thread_starts.parts_mask holds a bit per part");
 
 /* The kinds of lock in the lock part, from contention_begin's flags. */
 enum lock_kind {
@@ -328,6 +340,10 @@ struct thread_starts {
 	__u64 ra_req_end; /* first page index past the asked range; 0: none seen */
 	/* Pages the call's thread put under writeback (ext4's writepages). */
 	__u64 writeback_pages;
+	/* Dirty throttling: the pauses announced in the call (pause > 0), and
+	 * one announced whose sleep has not begun. */
+	__u32 throttle_pauses;
+	__u8 throttle_pending;
 };
 
 #define NO_POS (~0ULL)
@@ -555,6 +571,7 @@ struct call_totals {
 	__u64 readahead_pages;
 	__u64 writeback_pages;
 	__u64 lock_ns[NR_LOCK_KINDS];
+	__u64 throttle_pauses; /* balance_dirty_pages pauses (pause > 0) */
 };
 
 /* A block request between its first sighting and its completion. */
@@ -688,7 +705,7 @@ struct bio_start {
 	/* Events: the call it is part of (tid 0: none), its first sector. */
 	__u64 call_ns;
 	__u32 tid;
-	__u32 pad;
+	__u32 bytes; /* its size when queued (bi_size is 0 at its end) */
 	__u64 sector;
 };
 

@@ -143,6 +143,7 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 		t->cache_miss_pages += ts->cache_miss_pages;
 		t->readahead_pages += ts->readahead_pages;
 		t->writeback_pages += ts->writeback_pages;
+		t->throttle_pauses += ts->throttle_pauses;
 		if (ts->cache_miss_pages)
 			hist_add(HIST_CALL_PARTS, CALL_PAGES_INDEX(op), ts->cache_miss_pages, false);
 	}

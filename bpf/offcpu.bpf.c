@@ -42,8 +42,16 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 now = 0;
 
 	if (ts && parts_open(ts)) {
+		__u32 part = offcpu_part(prev, preempt, btf);
+
 		now = bpf_ktime_get_ns();
-		parts_switch_out(ts, now, offcpu_part(prev, preempt, btf));
+		/* The sleep of a pause balance_dirty_pages announced
+		 * (throttle.bpf.c); a preemption before it is not. */
+		if (ts->throttle_pending && part != PART_RUNQUEUE) {
+			ts->throttle_pending = 0;
+			part = PART_THROTTLED;
+		}
+		parts_switch_out(ts, now, part);
 	}
 	ts = slots_of(next, btf);
 	if (ts && parts_open(ts) && ts->off) {

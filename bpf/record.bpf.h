@@ -92,6 +92,8 @@ enum hist_map {
 	HIST_CALL_PARTS,
 	HIST_URING_PARTS,
 	HIST_AIO_PARTS,
+	HIST_WB_CELLS,
+	HIST_WB_AGES,
 };
 
 /* hist_add_at()'s bucket when the caller has not computed it. */
@@ -132,6 +134,16 @@ static __always_inline void record_error(__u32 layer, __u32 op, __u64 delta)
 		return;
 	c->errors++;
 	c->error_sum_ns += delta;
+}
+
+/* The bytes of a block request or bio just recorded in its cell. */
+static __always_inline void record_bytes(__u32 layer, __u32 op, __u64 bytes)
+{
+	__u32 idx = CELL_INDEX(layer, op);
+	struct cell_hist *c = bpf_map_lookup_elem(&cells, &idx);
+
+	if (c)
+		c->bytes += bytes;
 }
 
 /* Keeps the smallest (or largest) value seen, against other CPUs. */
@@ -230,6 +242,21 @@ static __always_inline void record_breakdown_or(__u32 full, struct breakdown_key
 	__sync_fetch_and_add(&v->cell.sum_ns, delta);
 	atomic_min(&v->cell.min_ns, delta ? delta : 1);
 	atomic_max(&v->cell.max_ns, delta);
+}
+
+/* A block request or bio of a key with its bytes, failed (error) or not. */
+static __always_inline void record_breakdown_io(struct breakdown_key *key, const char *comm,
+						__u64 delta, __u64 bytes, int error)
+{
+	struct breakdown_cell *v;
+
+	if (error)
+		record_breakdown_error(key, comm, delta);
+	else
+		record_breakdown(key, comm, delta);
+	v = bpf_map_lookup_elem(&breakdown_cells, key);
+	if (v)
+		__sync_fetch_and_add(&v->cell.bytes, bytes);
 }
 
 #endif /* RECORD_BPF_H */

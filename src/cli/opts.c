@@ -211,6 +211,7 @@ enum long_only_keys {
 	OPT_ALL_FDS,
 	OPT_CGROUP_GRACE,
 	OPT_BTF,
+	OPT_NO_WRITEBACK,
 	OPT_IO,
 	OPT_WEIGHT,
 	OPT_MAX_STACKS,
@@ -269,6 +270,10 @@ static const struct opt_row rows[] = {
 	  "Where the time goes: no io_wait, blocked and runqueue parts (no "
 	  "sched_switch program); waits count as the waiting layer's self time",
 	  CLEAR(offcpu) },
+	{ "no-writeback", OPT_NO_WRITEBACK, NULL,
+	  "Block layer: do not charge written-back requests to the processes that "
+	  "dirtied their pages (no writeback_dirty_folio program, no page walk)",
+	  CLEAR(writeback) },
 	{ "no-parts", OPT_NO_PARTS, NULL,
 	  "Do not split calls into where their time goes (fewer programs run)", CLEAR(split_calls),
 	  .check = opt_check_no_parts },
@@ -570,6 +575,7 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	cfg->layers = DEFAULT_LAYERS;
 	cfg->split_calls = true;
 	cfg->offcpu = true;
+	cfg->writeback = true;
 	/* Everything after "--" is a command to run, not ours to parse. */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {

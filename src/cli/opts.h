@@ -68,6 +68,7 @@ struct config {
 	bool no_children;	   /* --no-children: the command's process alone */
 	bool split_calls;	   /* where each call's time goes (off with --no-parts) */
 	bool offcpu;		   /* its off-CPU parts (off with --no-offcpu) */
+	bool writeback; /* written-back requests charged to their dirtiers (--no-writeback) */
 	bool part_hists;	   /* -B: a histogram per part in text */
 	bool all_fds;		   /* --all-fds: count calls on pipes, sockets, ... too */
 	bool pattern;		   /* --pattern: sequential or random (src/report/pattern.h) */

@@ -136,8 +136,12 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_READAHEAD, METHOD_TRACEPOINT));
 	if (plan->why[WHY_WRITEBACK])
 		load_pair(progtab_role(&t->progs, ROLE_WRITEBACK, METHOD_TRACEPOINT));
+	if (plan->why[WHY_THROTTLE])
+		load_pair(progtab_role(&t->progs, ROLE_THROTTLE, METHOD_TRACEPOINT));
 	if (follow)
 		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
+	if (plan->wb)
+		load_pair(progtab_role(&t->progs, ROLE_DIRTY, shared));
 	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
 		load_aio(t, plan);
 	if (t->skel->rodata->pattern_blk)
@@ -429,12 +433,13 @@ static int attach_why(struct tracer *t, const struct plan *plan, char *err, size
 		{ WHY_CACHE, ROLE_CACHE, "filemap:mm_filemap_add_to_page_cache" },
 		{ WHY_READAHEAD, ROLE_READAHEAD, "readahead:page_cache_sync_ra/async_ra" },
 		{ WHY_WRITEBACK, ROLE_WRITEBACK, "ext4:ext4_writepages_result" },
+		{ WHY_THROTTLE, ROLE_THROTTLE, "writeback:balance_dirty_pages" },
 	};
 	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
 
 	for (unsigned int i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
 		bool tp = roles[i].role == ROLE_CACHE || roles[i].role == ROLE_READAHEAD ||
-			  roles[i].role == ROLE_WRITEBACK;
+			  roles[i].role == ROLE_WRITEBACK || roles[i].role == ROLE_THROTTLE;
 		const struct prog_ref *r;
 		int ret;
 
@@ -725,6 +730,19 @@ int tracer_start(struct tracer *t, const struct plan *plan, const struct config 
 		return -1;
 	if (attach_why(t, plan, err, errsz))
 		return -1;
+	/* Dirtiers before the requests that write their pages back. */
+	if (plan->wb) {
+		const struct prog_ref *r = progtab_role(
+		    &t->progs, ROLE_DIRTY, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP);
+		int ret = attach_lone(t, r->entry);
+
+		if (ret) {
+			snprintf(err, errsz,
+				 "cannot attach to writeback:writeback_dirty_folio (%s): %s",
+				 plan->btf ? "tp_btf" : "raw_tp", strerror(-ret));
+			return -1;
+		}
+	}
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		if (layer_is_device(layer) && plan->cells[layer][0].src != METHOD_NONE &&
 		    attach_blk(t, plan, layer, err, errsz))

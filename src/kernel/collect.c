@@ -314,6 +314,51 @@ static bool calls_consistent(const struct tracer *t, const struct snapshot *snap
 	return true;
 }
 
+/* Written back for the dirtiers: per-CPU counts and cells, the map's size. */
+static int read_writeback(struct tracer *t, struct wb_snapshot *w, int ncpu)
+{
+	int counts_fd = bpf_map__fd(t->skel->maps.wb_counts);
+	int cells_fd = bpf_map__fd(t->skel->maps.wb_cells);
+	int ages_fd = bpf_map__fd(t->skel->maps.wb_ages);
+	int dirtied_fd = bpf_map__fd(t->skel->maps.dirtied);
+	struct cell_hist *ch = calloc((size_t)ncpu, sizeof(*ch));
+	__u64 *v = calloc((size_t)ncpu, sizeof(*v));
+	struct wb_page key, *prev = NULL;
+	int ret = 0;
+
+	if (!ch || !v) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (__u32 i = 0; i < NR_WB_COUNTS && !ret; i++) {
+		if (bpf_map_lookup_elem(counts_fd, &i, v))
+			ret = -errno;
+		for (int cpu = 0; cpu < ncpu && !ret; cpu++)
+			w->counts[i] += v[cpu];
+	}
+	for (__u32 i = 0; i < NR_BLK_OPS + NR_WB_AGES && !ret; i++) {
+		__u32 idx = i < NR_BLK_OPS ? i : i - NR_BLK_OPS;
+		struct cell_hist *h = i < NR_BLK_OPS ? &w->cells[idx] : &w->ages[idx];
+
+		if (bpf_map_lookup_elem(i < NR_BLK_OPS ? cells_fd : ages_fd, &idx, ch)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++)
+			cell_add(h, &ch[cpu]);
+	}
+	/* Entries still there: the evicted are the rest (wb_count_evicted). */
+	while (!ret && !bpf_map_get_next_key(dirtied_fd, prev, &key)) {
+		w->present++;
+		prev = &key;
+	}
+	wb_count_evicted(w);
+out:
+	free(ch);
+	free(v);
+	return ret;
+}
+
 /* Reads read again when a call ended halfway through the snapshot. */
 #define SNAPSHOT_TRIES 20
 
@@ -339,6 +384,8 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = pattern_read(t, &snap->patterns);
 	if (!ret && t->with_stats)
 		ret = stats_read(t, &snap->stats);
+	if (!ret && t->plan->wb)
+		ret = read_writeback(t, &snap->wb, ncpu);
 	/* Last: nothing ties it to the cells, so it stays out of their window. */
 	if (!ret)
 		ret = read_left_out(t, snap, ncpu);

@@ -175,6 +175,8 @@ static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 		bpf_map__set_max_entries(skel->maps.rq_starts, 1);
 	if (plan->cells[LAYER_IO_URING][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.uring_starts, 1);
+	if (!plan->wb)
+		bpf_map__set_max_entries(skel->maps.dirtied, 1);
 	if (!ro->uring_blk)
 		bpf_map__set_max_entries(skel->maps.uring_issuing_map, 1);
 	if (!plan->uring_parts) {
@@ -253,6 +255,11 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->rdonly_cast = plan->rdonly_cast;
 	ro->journal_on = plan->why[WHY_JOURNAL];
 	ro->journal_blk = plan->journal_blk;
+	/* Written back for the dirtier: every dirtier is recorded when no
+	 * task or file filter picks some (the rest are "unknown"). */
+	ro->wb_on = plan->wb;
+	ro->wb_all_dirtiers = plan->wb && !tg->nr_tgids && !cfg->tid && !cfg->comm &&
+			      tg->cgroup_fd < 0 && !cfg->nr_files;
 	/*
 	 * Whole units for the text histograms (--live ends with one): only
 	 * when they are not ns, and only for text (JSON and the exporter print

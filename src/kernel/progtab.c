@@ -95,6 +95,8 @@ static const struct {
 	{ ROLE_JOURNAL_WAKER, LAYER_NONE, { PROG(tb_waking), 0 }, { PROG(rt_waking), 0 } },
 	/* sched_process_exit (lone, tp_btf only, as fast slots are) */
 	{ ROLE_THREAD_GONE, LAYER_NONE, { PROG(tb_thread_gone), 0 }, { 0, 0 } },
+	/* writeback_dirty_folio (lone): who dirtied each folio */
+	{ ROLE_DIRTY, LAYER_BLK, { PROG(tb_dirty_folio), 0 }, { PROG(rt_dirty_folio), 0 } },
 	/* --pattern at block_rq_issue (lone): its cost is the blk layer's */
 	{ ROLE_PATTERN, LAYER_BLK, { PROG(tb_pattern_issue), 0 }, { PROG(rt_pattern_issue), 0 } },
 	/* --pattern at block_bio_queue (lone): the bio layer's cost */
@@ -144,6 +146,8 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 	add_ref(pt, ROLE_READAHEAD, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_ra_sync)),
 		at(skel, PROG(tp_ra_async)));
 	add_ref(pt, ROLE_WRITEBACK, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_writeback)),
+		NULL);
+	add_ref(pt, ROLE_THROTTLE, LAYER_NONE, METHOD_TRACEPOINT, at(skel, PROG(tp_dirty_pause)),
 		NULL);
 	/* No tracepoint marks an io-wq worker taking a request: fentry only. */
 	add_ref(pt, ROLE_URING_IOWQ_RUN, LAYER_IO_URING, METHOD_FENTRY,

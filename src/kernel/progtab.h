@@ -35,6 +35,8 @@ enum prog_role {
 	ROLE_CACHE,	    /* mm_filemap_add_to_page_cache (tracepoint, lone) */
 	ROLE_READAHEAD,	    /* page_cache_sync_ra/async_ra (tracepoint) */
 	ROLE_WRITEBACK,	    /* ext4_writepages_result (tracepoint, lone) */
+	ROLE_DIRTY,	    /* writeback_dirty_folio (lone): who dirtied a folio */
+	ROLE_THROTTLE,	    /* balance_dirty_pages (tracepoint, lone): dirty pauses */
 	ROLE_PATTERN,	    /* block_rq_issue (lone): --pattern's block level */
 	ROLE_PATTERN_BIO,   /* block_bio_queue (lone): --pattern's bio level */
 };
@@ -52,7 +54,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
  * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 12 * 2 + 4 + 3 * 2)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 13 * 2 + 5 + 3 * 2)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS

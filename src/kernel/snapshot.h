@@ -10,6 +10,7 @@
 #include "pattern_report.h"
 #include "stats.h"
 #include "uring_parts.h"
+#include "writeback.h"
 #include "aio_parts.h"
 
 struct snapshot {
@@ -25,6 +26,7 @@ struct snapshot {
 	struct cell_hist pages[NR_FS_OPS];	     /* calls that added pages */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
 	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */
+	struct wb_snapshot wb; /* written back for the dirtiers (plan->wb) */
 	struct pattern_set patterns; /* --pattern, sorted by key */
 };
 

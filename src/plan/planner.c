@@ -634,6 +634,7 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 	plan->root_layer = plan_root_layer(plan);
 	plan->split_layer = cfg->split_calls ? plan->root_layer : -1;
 	plan_why(caps, cfg, plan);
+	plan_wb(caps, cfg, plan);
 }
 
 unsigned int plan_failed_layers(const struct plan *plan, const struct config *cfg)
@@ -796,6 +797,7 @@ void plan_print(const struct plan *plan, FILE *out)
 		}
 	}
 	plan_why_print(plan, out);
+	plan_wb_print(plan, out);
 	if (plan->unloaded)
 		fprintf(out, "%s\n", PLAN_UNLOADED_NOTE);
 	if (plan->blk_timing[0] && plan->cells[LAYER_BLK][0].src != METHOD_NONE)

@@ -73,6 +73,7 @@ enum why {
 	WHY_CACHE,     /* cache_miss_pages: filemap:mm_filemap_add_to_page_cache */
 	WHY_READAHEAD, /* readahead_pages: readahead:page_cache_sync_ra/async_ra */
 	WHY_WRITEBACK, /* writeback_pages: ext4:ext4_writepages_result */
+	WHY_THROTTLE,  /* the throttled part: writeback:balance_dirty_pages */
 	NR_WHYS,
 };
 
@@ -150,6 +151,14 @@ struct plan {
 	 */
 	bool journal_blk;
 	const char *journal_blk_not;
+	/*
+	 * Written-back requests charged to the tasks that dirtied their
+	 * pages (bpf/writeback.bpf.c): where the blk layer is keyed by request
+	 * and something asks who (a task filter, -P, -G, --file); else false,
+	 * and wb_not says why.
+	 */
+	bool wb;
+	const char *wb_not;
 };
 
 /* Fills plan. Never fails: cells that cannot be traced say why. */
@@ -187,5 +196,9 @@ void plan_why(const struct kcaps *caps, const struct config *cfg, struct plan *p
 
 /* --plan's lines for them: what each attaches to, or why it does not. */
 void plan_why_print(const struct plan *plan, FILE *out);
+
+/* Sets plan->wb (planner_wb.c), after the blk layer is planned. */
+void plan_wb(const struct kcaps *caps, const struct config *cfg, struct plan *plan);
+void plan_wb_print(const struct plan *plan, FILE *out);
 
 #endif /* PLANNER_H */

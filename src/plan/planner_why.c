@@ -28,6 +28,8 @@ static const struct {
 	[WHY_WRITEBACK] = { "wb", "ext4", "ext4_writepages_result", NULL,
 			    "no ext4:ext4_writepages_result (ext4 not loaded): writeback_pages is "
 			    "0" },
+	[WHY_THROTTLE] = { "throttle", "writeback", "balance_dirty_pages", NULL,
+			   "no writeback:balance_dirty_pages: dirty throttling stays in io_wait" },
 };
 
 void plan_why(const struct kcaps *caps, const struct config *cfg, struct plan *plan)

@@ -24,6 +24,7 @@ void cell_add(struct cell_hist *total, const struct cell_hist *cpu)
 {
 	total->errors += cpu->errors;
 	total->error_sum_ns += cpu->error_sum_ns;
+	total->bytes += cpu->bytes;
 	if (!cpu->count)
 		return;
 	if (!total->count || cpu->min_ns < total->min_ns)
@@ -64,6 +65,7 @@ void cell_diff(struct cell_hist *out, const struct cell_hist *cur, const struct 
 	memset(out, 0, sizeof(*out));
 	out->errors = cur->errors - prev->errors;
 	out->error_sum_ns = cur->error_sum_ns - prev->error_sum_ns;
+	out->bytes = cur->bytes - prev->bytes;
 	out->count = cur->count - prev->count;
 	out->sum_ns = cur->sum_ns - prev->sum_ns;
 	for (unsigned int i = 0; i < HIST_NR_BUCKETS; i++) {

@@ -280,6 +280,7 @@ static void calls_diff(struct report *r, const struct snapshot *cur, const struc
 		t->cache_miss_pages = c->cache_miss_pages - p->cache_miss_pages;
 		t->readahead_pages = c->readahead_pages - p->readahead_pages;
 		t->writeback_pages = c->writeback_pages - p->writeback_pages;
+		t->throttle_pauses = c->throttle_pauses - p->throttle_pauses;
 		for (unsigned int k = 0; k < NR_LOCK_KINDS; k++)
 			t->lock_ns[k] = c->lock_ns[k] - p->lock_ns[k];
 		cell_diff_parts(r->parts[op], cur->parts[op], prev->parts[op], NR_PARTS, t->count);
@@ -301,6 +302,8 @@ const char *part_name(unsigned int part)
 		return "lock";
 	case PART_JOURNAL:
 		return "journal";
+	case PART_THROTTLED:
+		return "throttled";
 	default:
 		return layer_name(part);
 	}
@@ -328,6 +331,8 @@ bool part_traced(const struct plan *plan, bool offcpu, int op, unsigned int part
 		return plan->why[WHY_LOCK];
 	if (part == PART_JOURNAL)
 		return plan->why[WHY_JOURNAL];
+	if (part == PART_THROTTLED)
+		return plan->why[WHY_THROTTLE];
 	if (part >= NR_CALL_LAYERS)
 		return offcpu;
 	if (op >= 0 && op < NR_FS_OPS)
@@ -390,6 +395,8 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		calls_diff(r, cur, prev);
 	if (plan->uring_parts)
 		uring_split_diff(&r->uring, &cur->uring, &prev->uring);
+	if (plan->wb)
+		wb_diff(&r->wb, &cur->wb, &prev->wb);
 	if (plan->aio_parts)
 		aio_split_diff(&r->aio, &cur->aio, &prev->aio);
 	return 0;

@@ -54,6 +54,7 @@ struct report {
 	/* aio requests split into parts, when r->plan->aio_parts. */
 	struct aio_split aio;
 	struct cell_hist pages[NR_FS_OPS]; /* pages added per call, every call */
+	struct wb_snapshot wb; /* written back for the dirtiers, when r->plan->wb */
 	/*
 	 * Calls on descriptors that are not storage files (pipes, sockets,
 	 * ...), left out of the syscall and vfs layers; none with --all-fds

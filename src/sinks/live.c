@@ -347,6 +347,8 @@ static char part_letter(unsigned int part)
 		return 'l';
 	case PART_JOURNAL:
 		return 'j';
+	case PART_THROTTLED:
+		return 't';
 	default:
 		return part < NR_CALL_LAYERS ? layer_letter(part) : '?';
 	}

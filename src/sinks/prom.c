@@ -10,6 +10,7 @@
 #include "layers.h"
 #include "pattern_out.h"
 #include "prom.h"
+#include "writeback.h"
 
 #define LATENCY "iostackbreak_latency_seconds"
 
@@ -195,8 +196,11 @@ static void breakdown_labels(struct labels *l, const struct report *r,
 		label(l, "container_id", ids.container);
 		label(l, "pod_uid", ids.pod);
 	}
+	/* A process's requests written back for it, apart from its own. */
+	if (r->plan->wb && layer == LAYER_BLK)
+		label(l, "writeback", wb_entry_written_back(e) ? "true" : "false");
 	if (r->cfg->per_flags && layer == LAYER_BLK) {
-		if (e->key.flags)
+		if (e->key.flags & ~RQ_FLAG_WRITEBACK)
 			rq_flags_string(e->key.flags, buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "none");
@@ -287,7 +291,7 @@ static void put_blk_errors(FILE *out, const struct report *r)
 /*
  * iostackbreak_time_seconds_total{op, part}: where the time of the root
  * layer's calls went (each traced layer's self time, io_wait, blocked,
- * runqueue, lock, journal), one counter per (op, part); per op they sum to the root
+ * runqueue, lock, journal, throttled), one counter per (op, part); per op they sum to the root
  * cell's _sum. rate(...{part="io_wait"}) / rate(..._sum) is the share.
  */
 static void put_time_parts(FILE *out, const struct report *r)
@@ -299,7 +303,7 @@ static void put_time_parts(FILE *out, const struct report *r)
 		return;
 	family(out, "iostackbreak_time_seconds_total", "counter",
 	       "Time of the calls of the outermost traced layer by part: a layer's self "
-	       "time on CPU, io_wait, blocked, runqueue, lock, journal, since start.");
+	       "time on CPU, io_wait, blocked, runqueue, lock, journal, throttled, since start.");
 	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
 		for (unsigned int part = 0; part < NR_PARTS; part++) {
 			if (!report_has_part(r, -1, part))

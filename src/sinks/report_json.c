@@ -11,6 +11,7 @@
 #include "sink.h"
 #include "stacks_out.h"
 #include "verdict.h"
+#include "writeback.h"
 
 static json_object *cell_json(unsigned int layer, unsigned int op, const struct cell_hist *c)
 {
@@ -26,6 +27,7 @@ static json_object *cell_json(unsigned int layer, unsigned int op, const struct 
 	if (layer_is_device(layer)) {
 		json_object_object_add(o, "errors", json_object_new_uint64(c->errors));
 		json_object_object_add(o, "error_sum_ns", json_object_new_uint64(c->error_sum_ns));
+		json_object_object_add(o, "bytes", json_object_new_uint64(c->bytes));
 	}
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(cell_percentile(c, 50)));
 	json_object_object_add(o, "p90_ns", json_object_new_uint64(cell_percentile(c, 90)));
@@ -55,9 +57,14 @@ static json_object *breakdown_json(const struct report *r, const struct breakdow
 	json_object *o = cell_json(layer, op, &e->cell);
 
 	if (r->cfg->per_process) {
-		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
-		json_object_object_add(o, "comm", json_object_new_string(e->comm));
+		bool unknown = e->key.tgid == WB_UNKNOWN_TGID && wb_entry_written_back(e);
+
+		/* Written-back pages of no known dirtier: pid null. */
+		json_object_object_add(o, "pid", unknown ? NULL : json_object_new_int64(e->key.tgid));
+		json_object_object_add(o, "comm", json_object_new_string(unknown ? "(unknown)" : e->comm));
 	}
+	if (wb_entry_written_back(e))
+		json_object_object_add(o, "writeback", json_object_new_boolean(1));
 	if (r->cfg->per_disk && layer_is_device(layer)) {
 		char name[32], dev[32];
 
@@ -230,6 +237,7 @@ static json_object *pages_hist_json(const struct cell_hist *h)
  * traced).
  */
 static void calls_why_json(json_object *o, const struct report *r, const struct call_totals *c,
+			   bool per_process,
 			   const struct cell_hist *pages)
 {
 	json_object *kinds = NULL, *journal = json_object_new_object(), *per_call = NULL;
@@ -255,6 +263,12 @@ static void calls_why_json(json_object *o, const struct report *r, const struct 
 			       ra ? json_object_new_uint64(c->readahead_pages) : NULL);
 	json_object_object_add(o, "writeback_pages",
 			       wb ? json_object_new_uint64(c->writeback_pages) : NULL);
+	/* The throttled part's pauses (policy dirty), null where not traced
+	 * and per process (not kept per process: the part's time is). */
+	json_object_object_add(o, "throttle_pauses",
+			       r->plan->why[WHY_THROTTLE] && !per_process
+				   ? json_object_new_uint64(c->throttle_pauses)
+				   : NULL);
 	if (cache)
 		per_call = pages_hist_json(pages);
 	json_object_object_add(o, "cache_miss_pages_per_call", per_call);
@@ -275,7 +289,7 @@ static void json_calls(struct sink *s, const struct report *r)
 
 		json_object_object_add(o, "blk_requests", json_object_new_uint64(c->blk_requests));
 		json_object_object_add(o, "blk_bytes", json_object_new_uint64(c->blk_bytes));
-		calls_why_json(o, r, c, &r->pages[op]);
+		calls_why_json(o, r, c, false, &r->pages[op]);
 		json_object_array_add(all, o);
 	}
 	json_object_object_add(js->root, "breakdown", all);
@@ -292,7 +306,7 @@ static void json_calls(struct sink *s, const struct report *r)
 		op = report_process_parts(r, e, parts);
 		o = calls_json(r, op, e->cell.count, e->cell.sum_ns, parts);
 		report_process_counts(r, e, &counts, &pages);
-		calls_why_json(o, r, &counts, &pages);
+		calls_why_json(o, r, &counts, true, &pages);
 		json_object_object_add(o, "pid", json_object_new_int64(e->key.tgid));
 		json_object_object_add(o, "comm", json_object_new_string(e->comm));
 		json_object_array_add(procs, o);
@@ -422,6 +436,7 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(js->root, "totals", js->totals);
 	json_object_object_add(js->root, "skipped", js->skipped);
 	json_left_out(js->root, r);
+	wb_json(js->root, r);
 	pattern_json_rows(js->root, r);
 	if (r->plan->uring_parts)
 		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring, r->plan));

@@ -14,6 +14,7 @@
 #include "sink.h"
 #include "stacks_out.h"
 #include "verdict.h"
+#include "writeback.h"
 
 #define BAR_WIDTH 40
 /* Lines of notes are broken to fit a terminal of this width; tables fit it. */
@@ -360,6 +361,8 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 	fprintf(out, "\n%-8s %-7s", "LAYER", "OP");
 	if (r->cfg->per_process)
 		fprintf(out, " %8s %-16s", "PID", "COMM");
+	if (r->plan->wb)
+		fprintf(out, " %-12s", "REQUESTS");
 	if (r->cfg->per_disk)
 		fprintf(out, " %-12s", "DISK");
 	if (r->cfg->per_flags)
@@ -382,8 +385,14 @@ static void text_breakdown_rows(struct sink *s, const struct report *r)
 		if (r->cfg->per_process) {
 			char comm[4 * COMM_LEN + 1];
 
-			fprintf(out, " %8u %-16s", e->key.tgid, shown_comm(e, comm, sizeof(comm)));
+			if (e->key.tgid == WB_UNKNOWN_TGID && wb_entry_written_back(e))
+				fprintf(out, " %8s %-16s", "-", "(unknown)");
+			else
+				fprintf(out, " %8u %-16s", e->key.tgid,
+					shown_comm(e, comm, sizeof(comm)));
 		}
+		if (r->plan->wb)
+			fprintf(out, " %-12s", wb_entry_how(e));
 		if (r->cfg->per_disk) {
 			char disk[32];
 
@@ -518,6 +527,7 @@ static void text_cells_end(struct sink *s, const struct report *r)
 		add(&idle, ")");
 		print_wrapped(out, idle.buf);
 	}
+	wb_text(out, r);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		for (unsigned int op = 0; op < layer_nr_ops(layer); op++)
 			text_cell_hist(s, r, layer, op);
@@ -817,6 +827,9 @@ static void text_call_why(FILE *out, const struct report *r, const struct call_t
 	if (c->writeback_pages)
 		fprintf(out, "%-7s writeback: %.2f pages per call put under writeback\n", "",
 			(double)c->writeback_pages / (double)c->count);
+	if (c->throttle_pauses)
+		fprintf(out, "%-7s throttled: policy dirty, %llu pauses in balance_dirty_pages\n", "",
+			(unsigned long long)c->throttle_pauses);
 }
 
 /* -P: per process and op, its calls' count, average and share bar, then

@@ -662,14 +662,19 @@ class HiddenCompletions:
         self.ft.clear()
         self.ft.start()
 
-    def stop(self):
-        total = hidden = 0
+    def stop_events(self):
+        """Stops; per completion recorded, (hidden, fields): fields are the
+        event's own, "7,0 W () 8 + 16 [0]" split."""
+        events = []
         for line in self.ft.stop().splitlines():
             if line.startswith("#") or "block_rq_complete:" not in line:
                 continue
-            total += 1
-            hidden += on_pid1(line)
-        return total, hidden
+            events.append((on_pid1(line), line.split("block_rq_complete:")[1].split()))
+        return events
+
+    def stop(self):
+        events = self.stop_events()
+        return len(events), sum(hidden for hidden, _ in events)
 
 
 def on_pid1(line):

@@ -45,10 +45,15 @@ def check_cell(c, split=()):
             assert c["buckets"][i - 1]["hi_ns"] <= b["lo_ns"], c["buckets"]
     extra = set(c) - set(CELL_FIELDS)
     allowed = set()
-    if c["layer"] == "blk":  # failed requests, counted apart
-        allowed |= {"errors", "error_sum_ns"}
+    if c["layer"] == "blk":  # failed requests, counted apart; the requests' bytes
+        allowed |= {"errors", "error_sum_ns", "bytes"}
         assert isinstance(c["errors"], int) and isinstance(c["error_sum_ns"], int), c
         assert c["errors"] or not c["error_sum_ns"], c
+        assert isinstance(c["bytes"], int) and c["bytes"] >= 0, c
+        # Written back for its key (test_writeback.py checks the figures).
+        if "writeback" in c:
+            assert c["writeback"] is True, c
+            allowed |= {"writeback"}
     if "pid" in split:
         allowed |= {"pid", "comm"}
     if "disk" in split and c["layer"] == "blk":
@@ -58,7 +63,9 @@ def check_cell(c, split=()):
     if "cgroup" in split:
         allowed |= {"cgroup", "cgroup_id", "container_id", "pod_uid"}
     assert extra == allowed, f"cell keys {extra}, want {allowed}: {c}"
-    if "pid" in extra:
+    if "pid" in extra and c.get("writeback") and c["pid"] is None:
+        assert c["comm"] == "(unknown)", c  # written back, dirtier not known
+    elif "pid" in extra:
         assert isinstance(c["pid"], int) and c["pid"] > 0 and isinstance(c["comm"], str)
     if "disk" in extra:
         assert isinstance(c["disk"], str) and ":" in c["dev"], c
@@ -77,7 +84,7 @@ def check_cell(c, split=()):
 # What calls waited for and did to the page cache, in each breakdown entry
 # (the op's, and with -P each process's).
 WHY_KEYS = ("lock_ns_by_kind", "journal_blk", "cache_miss_pages", "readahead_pages",
-            "writeback_pages", "cache_miss_pages_per_call")
+            "writeback_pages", "throttle_pauses", "cache_miss_pages_per_call")
 
 
 def check_pages_per_call(b):
@@ -104,12 +111,14 @@ def check_calls(rep):
             assert set(p) == {"part", "sum_ns", "p50_ns", "p99_ns"}, p
             assert p["p50_ns"] <= p["p99_ns"], p
         names = [p["part"] for p in b["parts"]]
-        # The waits come last, all three, or none (--no-offcpu); then lock and
-        # journal where this kernel has their tracepoints.
-        waits = [n for n in names if n in ("io_wait", "blocked", "runqueue", "lock", "journal")]
+        # The waits come last, all three, or none (--no-offcpu); then lock,
+        # journal and throttled where this kernel has their tracepoints.
+        waits = [n for n in names
+                 if n in ("io_wait", "blocked", "runqueue", "lock", "journal", "throttled")]
         assert names[0] == b["root"], names
         assert waits[:3] in ([], ["io_wait", "blocked", "runqueue"]), names
-        assert waits[3:] in ([], ["lock"], ["journal"], ["lock", "journal"]), names
+        assert all(w in ("lock", "journal", "throttled") for w in waits[3:]), names
+        assert waits[3:] == sorted(waits[3:], key=("lock", "journal", "throttled").index), names
         assert not waits or names[-len(waits):] == waits, names
         if b["lock_ns_by_kind"] is not None:
             lock = sum(p["sum_ns"] for p in b["parts"] if p["part"] == "lock")
@@ -154,6 +163,12 @@ def check_report(rep, split=(), parts_whole=True):
             want.add("breakdown_by_process")
         if parts_whole:
             check_calls(rep)
+    # Written back for the dirtiers: blk traced and someone to charge
+    # (-P, -G or a task filter; test_writeback.py checks its figures).
+    if "writeback" in rep:
+        assert any(c["layer"] == "blk" for c in rep.get("totals", rep["cells"])), rep
+        assert isinstance(rep["writeback"]["bytes"], int), rep["writeback"]
+        want.add("writeback")
     if "disks_gone" in rep:  # only when a disk went away
         want.add("disks_gone")
         assert rep["disks_gone"] and all(set(g) == {"disk", "dev"} for g in rep["disks_gone"])
@@ -461,9 +476,12 @@ def per_cgroup_counts_each_cgroup_exactly():
             rows = {}
             for line in out.splitlines():
                 f = line.split()
-                # LAYER OP CONTAINER POD COUNT ... CGROUP
+                # LAYER OP REQUESTS CONTAINER POD COUNT ... CGROUP: -G
+                # charges written-back requests to their dirtiers, so the
+                # REQUESTS column is there ("-" on a syscall row).
                 if len(f) > 10 and f[:2] == ["syscall", "read"] and f[-1] in paths.values():
-                    rows[f[-1]] = int(f[4].replace(",", ""))
+                    assert f[2] == "-", line
+                    rows[f[-1]] = int(f[5].replace(",", ""))
             assert rows == {p: done[k] for k, p in paths.items()}, out
         finally:
             loop.close()

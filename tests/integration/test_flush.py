@@ -58,10 +58,13 @@ class DeviceFlushes(FtraceInstance):
 
 
 def op_totals(report, layer="blk"):
-    """Per op, the count summed over a report's cells (any breakdown)."""
+    """Per op, the count summed over a report's cells (any breakdown). A
+    -P cell of requests written back for its process (their pages' dirtier:
+    the data pages a journal commit writes for the workload) counts
+    requests their submitter's cell has counted already: left out."""
     out = {}
     for c in report["cells"]:
-        if c["layer"] == layer:
+        if c["layer"] == layer and not c.get("writeback"):
             out[c["op"]] = out.get(c["op"], 0) + c["count"] + c.get("errors", 0)
     return out
 

@@ -850,12 +850,14 @@ Test(planner, print_table)
 			skipped += plan.cells[l][op].wanted && plan.cells[l][op].src == METHOD_NONE;
 	cr_assert_eq(skipped, 7, "4 vfs + 3 ext4 cells skipped");
 	/* Calls are not split here: the parts' lines (lock, journal, cache, ra,
-	 * wb, the journal's requests) say so too. */
-	cr_assert_eq(count_substr(text, "skipped:"), skipped + NR_WHYS + 1,
+	 * wb, the journal's requests) say so too, and so does the charging
+	 * of written-back requests to their dirtiers (off here). */
+	cr_assert_eq(count_substr(text, "skipped:"), skipped + NR_WHYS + 1 + 1,
 		     "one skipped: per skipped cell and part:\n%s", text);
 	/* One line per wanted cell and per part, plus the header and how blk
 	 * times requests. */
-	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS + 1 + 1, "%s", text);
+	cr_assert_eq(count_substr(text, "\n"), 1 + 4 + 4 + 4 + 5 + NR_WHYS + 1 + 1 + 1, "%s", text);
+	cr_assert_not_null(strstr(text, "\nblk      dirtier  -          skipped: "), "%s", text);
 	cr_assert_not_null(strstr(text, "\nblk timing: programs keyed by request"), "%s", text);
 	cr_assert_null(strstr(text, "xfs"), "xfs was not asked for:\n%s", text);
 
@@ -1012,9 +1014,12 @@ Test(planner, parts_follow_their_tracepoints)
 	fake_add_tp(&fk, "readahead", "page_cache_sync_ra");
 	fake_add_tp(&fk, "readahead", "page_cache_async_ra");
 	fake_add_tp(&fk, "ext4", "ext4_writepages_result");
+	fake_add_tp(&fk, "writeback", "balance_dirty_pages");
 	replan();
 	for (unsigned int w = 0; w < NR_WHYS; w++)
 		cr_assert(plan.why[w], "part %u not planned", w);
+	cr_assert(part_traced(&plan, true, FSOP_WRITE, PART_THROTTLED));
+	cr_assert_str_eq(part_name(PART_THROTTLED), "throttled");
 
 	fake_del_tp(&fk, "lock", "contention_end");
 	fake_del_tp(&fk, "readahead", "page_cache_async_ra");
@@ -1035,6 +1040,7 @@ Test(planner, parts_follow_their_tracepoints)
 	cfg.offcpu = false;
 	replan();
 	cr_assert_not(plan.why[WHY_JOURNAL]);
+	cr_assert_not(plan.why[WHY_THROTTLE]);
 	cr_assert(plan.why[WHY_CACHE] && plan.why[WHY_WRITEBACK]);
 
 	/* No ext4 (not loaded): no writeback pages, and --plan says so. */
@@ -1045,6 +1051,18 @@ Test(planner, parts_follow_their_tracepoints)
 	text = membuf_close(&m);
 	find_line(text, "parts", "wb", line, sizeof(line));
 	cr_assert_not_null(strstr(line, "writeback_pages is 0"), "%s", line);
+	membuf_free(&m);
+
+	/* No dirty throttling tracepoint: its pauses stay in io_wait. */
+	cfg.offcpu = true;
+	fake_del_tp(&fk, "writeback", "balance_dirty_pages");
+	replan();
+	cr_assert_not(plan.why[WHY_THROTTLE]);
+	cr_assert_not(part_traced(&plan, true, FSOP_WRITE, PART_THROTTLED));
+	plan_print(&plan, membuf_open(&m));
+	text = membuf_close(&m);
+	find_line(text, "parts", "throttle", line, sizeof(line));
+	cr_assert_not_null(strstr(line, "stays in io_wait"), "%s", line);
 	membuf_free(&m);
 }
 

@@ -51,6 +51,8 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 	case METHOD_TRACEPOINT:
 		if (r->role == ROLE_CACHE) {
 			snprintf(in, sz, "tracepoint/filemap/mm_filemap_add_to_page_cache");
+		} else if (r->role == ROLE_THROTTLE) {
+			snprintf(in, sz, "tracepoint/writeback/balance_dirty_pages");
 		} else if (r->role == ROLE_WRITEBACK) {
 			snprintf(in, sz, "tracepoint/ext4/ext4_writepages_result");
 		} else if (r->role == ROLE_READAHEAD) {
@@ -102,6 +104,8 @@ static void expect_sections(const struct prog_ref *r, char *in, char *out, size_
 			snprintf(in, sz, "%s/sched_waking", kind);
 		} else if (r->role == ROLE_THREAD_GONE) {
 			snprintf(in, sz, "%s/sched_process_exit", kind);
+		} else if (r->role == ROLE_DIRTY) {
+			snprintf(in, sz, "%s/writeback_dirty_folio", kind);
 		} else if (r->role == ROLE_LOCK) {
 			snprintf(in, sz, "%s/contention_begin", kind);
 			snprintf(out, sz, "%s/contention_end", kind);
@@ -154,6 +158,9 @@ Test(progtab, every_target_has_its_programs, .init = open_skel, .fini = close_sk
 	cr_assert_not_null(progtab_role(&pt, ROLE_CACHE, METHOD_TRACEPOINT));
 	cr_assert_not_null(progtab_role(&pt, ROLE_READAHEAD, METHOD_TRACEPOINT));
 	cr_assert_not_null(progtab_role(&pt, ROLE_WRITEBACK, METHOD_TRACEPOINT));
+	cr_assert_not_null(progtab_role(&pt, ROLE_THROTTLE, METHOD_TRACEPOINT));
+	cr_assert_not_null(progtab_role(&pt, ROLE_DIRTY, METHOD_TP_BTF));
+	cr_assert_not_null(progtab_role(&pt, ROLE_DIRTY, METHOD_RAW_TP));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_TP_BTF));
 		cr_assert_not_null(progtab_blk(&pt, (enum blk_tp)tp, METHOD_RAW_TP));
@@ -172,6 +179,7 @@ Test(progtab, programs_have_the_sections_of_their_method, .init = open_skel, .fi
 				 bpf_program__name(r->entry));
 		if (r->role == ROLE_BLK || r->role == ROLE_URING_PUNT || r->role == ROLE_CACHE ||
 		    r->role == ROLE_JOURNAL_WAKER || r->role == ROLE_WRITEBACK ||
+		    r->role == ROLE_THROTTLE || r->role == ROLE_DIRTY ||
 		    r->role == ROLE_THREAD_GONE || r->role == ROLE_AIO_COMPLETE ||
 		    r->role == ROLE_PATTERN || r->role == ROLE_PATTERN_BIO ||
 		    r->role == ROLE_URING_IOWQ_RUN) {

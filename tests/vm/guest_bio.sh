@@ -33,11 +33,6 @@ ATTACH_TIMEOUT=300
 stat_of() { awk -v d="$1" -v f="$2" '$3 == d { print $f }' /proc/diskstats; } # DISK FIELD (4 reads, 8 writes)
 
 
-# dm_name NAME: the kernel's name (dm-N) of device-mapper device NAME
-dm_name() {
-	basename "$(readlink -f /sys/dev/block/"$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ')")"
-}
-
 # cell JSON LAYER OP DEVICE FIELD: a field of a broken-down (-D) cell
 cell() {
 	local key=device

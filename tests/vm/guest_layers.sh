@@ -1127,8 +1127,10 @@ flush_run() {
 	umount "$mnt"
 	# Per op, the count (+ errors) summed over a report's blk cells; ops
 	# of no request left out (the plain report has every op's cell, a
-	# breakdown only the keys it saw).
-	totals='[.cells[] | select(.layer == "blk")] | group_by(.op)
+	# breakdown only the keys it saw). A -P cell written back for its
+	# process counts requests their submitter's cell has counted already
+	# (a journal commit's data pages): left out.
+	totals='[.cells[] | select(.layer == "blk" and .writeback != true)] | group_by(.op)
 		| map({key: .[0].op, value: (map(.count + (.errors // 0)) | add)})
 		| map(select(.value > 0)) | from_entries'
 	line=/tmp/tool.flush.plain.last

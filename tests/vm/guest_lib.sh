@@ -81,3 +81,9 @@ disk_reads() { awk -v d="$1" '$3 == d { print $4 }' /proc/diskstats; }
 disk_reads_merged() { awk -v d="$1" '$3 == d { print $5 }' /proc/diskstats; }
 disk_writes() { awk -v d="$1" '$3 == d { print $8 }' /proc/diskstats; }
 disk_flushes() { awk -v d="$1" '$3 == d { print $19 }' /proc/diskstats; }
+
+# dm_name NAME: the kernel's name (dm-N) of device-mapper device NAME
+# (dmsetup in PATH).
+dm_name() {
+	basename "$(readlink -f /sys/dev/block/"$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ')")"
+}

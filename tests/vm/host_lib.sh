@@ -1,5 +1,5 @@
 # host_lib.sh - what the host sides of the guest suites share (bio.sh,
-# blk.sh, uring.sh, why.sh), sourced after setting $prog: the files the
+# blk.sh, uring.sh, why.sh, aio.sh, writeback.sh), sourced after setting $prog: the files the
 # guest gets, and one run of a guest script. Every guest gets guest_lib.sh.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 files=(--file "$root/tests/vm/guest_lib.sh")
