@@ -323,6 +323,12 @@ static __always_inline int blk_issue(void *ctx, struct request *rq, bool btf)
 
 	/* The flush machinery's request: its requester is its submitter. */
 	if ((rq_cmd_flags(rq, btf) & KREQ_OP_MASK) == KREQ_OP_FLUSH && rq_is_device_flush(rq)) {
+		/* At issue, not in blk_flush_seen(): a flush first seen at
+		 * its completion completes its waiters next, in the same
+		 * context, and the completion program's stack has no room
+		 * for the walk (bpf_loop steps are stacked on it). */
+		if (!blk_origin_sees_all)
+			flush_waiters_seen(rq);
 		blk_flush_seen(rq, key, rq_start_ns(rq) ?: now, now, btf);
 		return 0;
 	}

@@ -308,8 +308,6 @@ static __always_inline void blk_flush_seen(struct request *rq, __u64 key, __u64 
 	struct rq_start *req = NULL, v = {};
 	__u64 first, bkey;
 
-	if (!blk_origin_sees_all)
-		flush_waiters_seen(rq);
 	first = flush_first_requester(rq);
 	if (first)
 		req = bpf_map_lookup_elem(&rq_starts, &first);

@@ -92,18 +92,46 @@ enum hist_map {
 	HIST_CALL_PARTS,
 	HIST_URING_PARTS,
 	HIST_AIO_PARTS,
-	HIST_WB_CELLS,
-	HIST_WB_AGES,
 };
 
 /* hist_add_at()'s bucket when the caller has not computed it. */
 #define HIST_BUCKET_OF_DELTA 0xffffffffU
 
 /*
- * Adds one value to a per-CPU histogram of map at idx, in bucket b
+ * One value into the histogram c (a per-CPU map's value), in bucket b
  * (hist_bucket(delta), or HIST_BUCKET_OF_DELTA). in_ns: the value is a
  * time, also counted in whole units of the report (a page count is not).
- * A global function, verified once on its own: inlined, its branches
+ */
+static __always_inline void cell_hist_add(struct cell_hist *c, __u64 delta, __u32 b, bool in_ns)
+{
+	__u32 u;
+
+	if (b == HIST_BUCKET_OF_DELTA)
+		b = hist_bucket(delta);
+	/*
+	 * hist_bucket() caps the index, but the verifier cannot see that: hide
+	 * b from clang so it keeps a check the verifier can.
+	 */
+	asm volatile("" : "+r"(b));
+	if (b >= HIST_NR_BUCKETS)
+		return;
+	c->buckets[b]++;
+	if (in_ns && unit_ns) {
+		u = unit_slot(delta / unit_ns);
+		asm volatile("" : "+r"(u));
+		if (u < UNIT_SLOTS)
+			c->unit_slots[u]++;
+	}
+	if (!c->count || delta < c->min_ns)
+		c->min_ns = delta;
+	if (delta > c->max_ns)
+		c->max_ns = delta;
+	c->count++;
+	c->sum_ns += delta;
+}
+
+/*
+ * cell_hist_add() into a per-CPU histogram map at idx. A global function, verified once on its own: inlined, its branches
  * multiplied a call's exit (one per part) past the verifier's million
  * instructions on Linux 6.1 in text mode, which counts whole units.
  */

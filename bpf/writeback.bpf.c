@@ -357,6 +357,15 @@ static long wb_walk_step(__u32 i, __u32 *key)
 	return 0;
 }
 
+/* A time into one of writeback's histograms, inline (wb_charge_slot). */
+static __always_inline void wb_hist_add(void *map, __u32 idx, __u64 delta)
+{
+	struct cell_hist *c = bpf_map_lookup_elem(map, &idx);
+
+	if (c)
+		cell_hist_add(c, delta, HIST_BUCKET_OF_DELTA, true);
+}
+
 /*
  * The request's bytes of slot i's dirtier (a bpf_loop step: verified once,
  * where an unrolled loop of the slots made the completion program too
@@ -407,11 +416,12 @@ static long wb_charge_slot(__u32 i, __u32 *key)
 		}
 	}
 	if (!c->error) {
-		hist_add(HIST_WB_CELLS, op, c->delta, true);
-		hist_add(HIST_WB_AGES, WB_AGE_SUBMIT,
-			 c->origin > s->first_ns ? c->origin - s->first_ns : 0, true);
-		hist_add(HIST_WB_AGES, WB_AGE_DONE, c->now > s->first_ns ? c->now - s->first_ns : 0,
-			 true);
+		/* Inline, not hist_add_to(): a global call from this
+		 * bpf_loop step would add a frame to the stack above. */
+		wb_hist_add(&wb_cells, op, c->delta);
+		wb_hist_add(&wb_ages, WB_AGE_SUBMIT,
+			    c->origin > s->first_ns ? c->origin - s->first_ns : 0);
+		wb_hist_add(&wb_ages, WB_AGE_DONE, c->now > s->first_ns ? c->now - s->first_ns : 0);
 	}
 	h = bpf_map_lookup_elem(&wb_cells, &op);
 	if (h) {

@@ -10,6 +10,7 @@
 # each under `iostackbreak -T blk -d vdd --json`, once with the default
 # programs (one program per request: --plan says so) and once with the
 # programs keyed by request (IOSB_BLK_STAMPS=0), with and without -Q.
+# Then the common option sets load and attach, in text and in JSON.
 # Each run: blk reads == vdd's diskstats delta, fio's total_ios == that
 # plus the reads merged into them, request_completion_missed == 0, nothing
 # dropped.
@@ -78,6 +79,18 @@ for way in default keyed; do
 			fi
 		done
 	done
+done
+# The option sets users type most, in the default text report (which also
+# counts whole units) and JSON: each must load and attach here. Text -P
+# once ran the system call exit past 6.1's verifier limit while JSON loaded.
+for opts in "" "-P" "-G" "-T syscall -P" "-T syscall,blk -P" "-T syscall,blk -G" "-P -K" \
+	"-P --pattern" "-T blk -P" "-Q" "-D -F" "-T aio,blk -P" "-P --json" "-G --json"; do
+	# shellcheck disable=SC2086 # the options split into words
+	if iostackbreak --plan --check $opts >/tmp/plan.out 2>/tmp/plan.err; then
+		pass "loads: ${opts:-(defaults)}"
+	else
+		fail "loads: ${opts:-(defaults)}" "$(head -c 300 /tmp/plan.err)"
+	fi
 done
 guest_result
 ((nfail == 0))
