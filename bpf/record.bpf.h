@@ -131,9 +131,11 @@ static __always_inline void cell_hist_add(struct cell_hist *c, __u64 delta, __u3
 }
 
 /*
- * cell_hist_add() into a per-CPU histogram map at idx. A global function, verified once on its own: inlined, its branches
- * multiplied a call's exit (one per part) past the verifier's million
- * instructions on Linux 6.1 in text mode, which counts whole units.
+ * cell_hist_add() into a per-CPU histogram map at idx. A global function,
+ * verified once on its own: inlined, its branches multiplied a call's exit
+ * (one per part) past the verifier's million instructions on Linux 6.1 in
+ * text mode, which counts whole units. (A bpf_loop step calls
+ * cell_hist_add() itself: a call from there would stack one frame more.)
  */
 __noinline int hist_add_to(__u32 map, __u32 idx, __u64 delta, __u32 b, __u32 in_ns);
 
