@@ -110,8 +110,14 @@ void wb_text(FILE *out, const struct report *r)
 
 	if (!r->plan->wb)
 		return;
+	/* Nothing dirtied, nothing written back: one line, not an empty table. */
+	if (!w->counts[WBC_DIRTIED] && !w->counts[WBC_REQUESTS] &&
+	    !w->counts[WBC_UNKNOWN_REQUESTS]) {
+		fprintf(out, "\n(written back for the traced processes: nothing; no folio dirtied)\n");
+		return;
+	}
 	fprintf(out,
-		"\nWritten back for the traced processes: write requests a flusher or a sync "
+		"\nWritten back for the traced processes: write requests a flusher or a sync\n"
 		"submitted for the pages they dirtied\n%-13s %10s %12s %12s %12s %12s %14s\n",
 		"OP", "COUNT", "AVG", "P50", "P99", "MAX", "BYTES");
 	for (unsigned int op = 0; op < NR_BLK_OPS; op++) {
@@ -132,10 +138,12 @@ void wb_text(FILE *out, const struct report *r)
 		fputc('\n', out);
 	}
 	text_age_rows(out, r);
+	/* A figure a line, so that the lines stay narrow. */
 	fprintf(out,
-		"(%llu bytes in %llu requests for the traced dirtiers; %llu bytes they submitted "
-		"themselves; unknown dirtier: %llu bytes in %llu requests; folios dirtied: %llu "
-		"(%llu pages), evicted from the map: %llu",
+		"(for the traced dirtiers: %llu bytes in %llu requests\n"
+		" they submitted themselves: %llu bytes\n"
+		" unknown dirtier: %llu bytes in %llu requests\n"
+		" folios dirtied: %llu (%llu pages), evicted from the map: %llu",
 		(unsigned long long)w->counts[WBC_BYTES], (unsigned long long)w->counts[WBC_REQUESTS],
 		(unsigned long long)w->counts[WBC_SELF_BYTES],
 		(unsigned long long)w->counts[WBC_UNKNOWN_BYTES],
@@ -143,7 +151,7 @@ void wb_text(FILE *out, const struct report *r)
 		(unsigned long long)w->counts[WBC_DIRTIED],
 		(unsigned long long)w->counts[WBC_DIRTIED_PAGES], (unsigned long long)w->evicted);
 	if (w->counts[WBC_CUT_BYTES] || w->counts[WBC_CROWDED_BYTES])
-		fprintf(out, "; not walked: %llu bytes, more dirtiers than slots: %llu bytes",
+		fprintf(out, "\n not walked: %llu bytes, more dirtiers than slots: %llu bytes",
 			(unsigned long long)w->counts[WBC_CUT_BYTES],
 			(unsigned long long)w->counts[WBC_CROWDED_BYTES]);
 	fprintf(out, ")\n");

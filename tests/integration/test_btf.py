@@ -42,11 +42,14 @@ def plan(*args, prefix=()):
 
 def plan_rows(out):
     """The --plan table's rows of cells: (layer, op, method)."""
+    ops = {"syscall": ("read", "write", "open", "fsync"),
+           "blk": ("read", "write", "flush", "discard", "other")}
     rows = []
     for line in out.splitlines():
         f = line.split()
-        # (not the notes after the table: "blk timing: ...")
-        if len(f) >= 3 and f[0] in ("syscall", "blk") and not f[1].endswith(":"):
+        # Cells only: not the notes after the table ("blk timing: ..."),
+        # nor rows of what a layer adds (blk's "dirtier").
+        if len(f) >= 3 and f[1] in ops.get(f[0], ()):
             rows.append(tuple(f[:3]))
     return rows
 

@@ -391,7 +391,7 @@ def live_view_shows_the_workload_and_gives_the_terminal_back():
                 "%s %s" % (letter, name) for letter, name in bar_letters())
             assert legend in lines, screen
             assert lines[lines.index(legend) + 1] == \
-                " w io_wait, b blocked, r runqueue, l lock, j journal)", screen
+                " w io_wait, b blocked, r runqueue, l lock, j journal, t throttled)", screen
             # Calls on pipes and sockets (tmux's own, python's) are left
             # out of the storage layers, and the view says so.
             assert re.search(r"\(syscall left out: \d+ calls on pipes, \d+ on sockets", screen), screen
