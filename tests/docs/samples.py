@@ -196,7 +196,8 @@ def samples(scratch):
     # Request flags of fsyncs with data.
     fl = run([TOOL, "-u", "-T", "blk", "-F", "--", WORK, "-W", "fsync", "50",
               data])
-    out["flags"] = between(fl, r"^LAYER +OP +FLAGS", r"^\(times in")
+    # (a REQUESTS column: submitted, or written back for the command's pages)
+    out["flags"] = between(fl, r"^LAYER +OP +(REQUESTS +)?FLAGS", r"^\(times in")
     # io_uring requests of known counts.
     ur = run([TOOL, "-u", "-T", "io_uring", "--", URING, "-o", "10", "-w",
               "200", "-s", "10", "-r", "200", "-q", "8", scratch.path("uring")])
