@@ -111,43 +111,10 @@ static struct bpf_program *pattern_prog(const struct tracer *t, const struct pla
 	return progtab_role(&t->progs, role, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP)->entry;
 }
 
-/* Before load: only what the plan uses loads; fentry pairs get targets. */
-static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
-			   char *err, size_t errsz)
+/* The programs of the cells' targets, by each cell's attach method. */
+static int select_cell_programs(struct tracer *t, const struct plan *plan, char *err,
+				size_t errsz)
 {
-	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
-	struct bpf_program *p;
-
-	bpf_object__for_each_program (p, t->skel->obj)
-		bpf_program__set_autoload(p, false);
-	if (t->skel->rodata->use_fast_slots)
-		load_pair(progtab_role(&t->progs, ROLE_THREAD_GONE, METHOD_TP_BTF));
-	if (offcpu)
-		load_pair(progtab_role(&t->progs, ROLE_OFFCPU, shared));
-	if (plan->why[WHY_LOCK])
-		load_pair(progtab_role(&t->progs, ROLE_LOCK, shared));
-	if (plan->why[WHY_JOURNAL]) {
-		load_pair(progtab_role(&t->progs, ROLE_JOURNAL, shared));
-		load_pair(progtab_role(&t->progs, ROLE_JOURNAL_WAKER, shared));
-	}
-	if (plan->why[WHY_CACHE])
-		load_pair(progtab_role(&t->progs, ROLE_CACHE, METHOD_TRACEPOINT));
-	if (plan->why[WHY_READAHEAD])
-		load_pair(progtab_role(&t->progs, ROLE_READAHEAD, METHOD_TRACEPOINT));
-	if (plan->why[WHY_WRITEBACK])
-		load_pair(progtab_role(&t->progs, ROLE_WRITEBACK, METHOD_TRACEPOINT));
-	if (plan->why[WHY_THROTTLE])
-		load_pair(progtab_role(&t->progs, ROLE_THROTTLE, METHOD_TRACEPOINT));
-	if (follow)
-		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
-	if (plan->wb)
-		load_pair(progtab_role(&t->progs, ROLE_DIRTY, shared));
-	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
-		load_aio(t, plan);
-	if (t->skel->rodata->pattern_blk)
-		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN), true);
-	if (t->skel->rodata->pattern_bio)
-		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN_BIO), true);
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
 		for (unsigned int op = 0; op < layer_nr_ops(layer) && layer != LAYER_AIO; op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
@@ -190,6 +157,46 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		}
 	}
 	return 0;
+}
+
+/* Before load: only what the plan uses loads; fentry pairs get targets. */
+static int select_programs(struct tracer *t, const struct plan *plan, bool follow, bool offcpu,
+			   char *err, size_t errsz)
+{
+	enum attach_method shared = plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP;
+	struct bpf_program *p;
+
+	bpf_object__for_each_program (p, t->skel->obj)
+		bpf_program__set_autoload(p, false);
+	if (t->skel->rodata->use_fast_slots)
+		load_pair(progtab_role(&t->progs, ROLE_THREAD_GONE, METHOD_TP_BTF));
+	if (offcpu)
+		load_pair(progtab_role(&t->progs, ROLE_OFFCPU, shared));
+	if (plan->why[WHY_LOCK])
+		load_pair(progtab_role(&t->progs, ROLE_LOCK, shared));
+	if (plan->why[WHY_JOURNAL]) {
+		load_pair(progtab_role(&t->progs, ROLE_JOURNAL, shared));
+		load_pair(progtab_role(&t->progs, ROLE_JOURNAL_WAKER, shared));
+	}
+	if (plan->why[WHY_CACHE])
+		load_pair(progtab_role(&t->progs, ROLE_CACHE, METHOD_TRACEPOINT));
+	if (plan->why[WHY_READAHEAD])
+		load_pair(progtab_role(&t->progs, ROLE_READAHEAD, METHOD_TRACEPOINT));
+	if (plan->why[WHY_WRITEBACK])
+		load_pair(progtab_role(&t->progs, ROLE_WRITEBACK, METHOD_TRACEPOINT));
+	if (plan->why[WHY_THROTTLE])
+		load_pair(progtab_role(&t->progs, ROLE_THROTTLE, METHOD_TRACEPOINT));
+	if (follow)
+		load_pair(progtab_role(&t->progs, ROLE_FOLLOW, shared));
+	if (plan->wb)
+		load_pair(progtab_role(&t->progs, ROLE_DIRTY, shared));
+	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
+		load_aio(t, plan);
+	if (t->skel->rodata->pattern_blk)
+		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN), true);
+	if (t->skel->rodata->pattern_bio)
+		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN_BIO), true);
+	return select_cell_programs(t, plan, err, errsz);
 }
 
 static struct bpf_link *attach_kprobe(struct bpf_program *p, bool ret, const char *fn)
@@ -690,6 +697,19 @@ void tracer_thread_state(const struct tracer *t, char *buf, size_t sz)
 		snprintf(buf, sz, "thread state: in an LRU hash of %u threads", t->hash_slots);
 }
 
+/* --writeback's dirtier program, on writeback:writeback_dirty_folio. */
+static int attach_dirtier(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	const struct prog_ref *r =
+	    progtab_role(&t->progs, ROLE_DIRTY, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP);
+	int ret = attach_lone(t, r->entry);
+
+	if (ret)
+		snprintf(err, errsz, "cannot attach to writeback:writeback_dirty_folio (%s): %s",
+			 plan->btf ? "tp_btf" : "raw_tp", strerror(-ret));
+	return ret ? -1 : 0;
+}
+
 int tracer_start(struct tracer *t, const struct plan *plan, const struct config *cfg,
 		 const struct targets *tg, struct plan *done, char *err, size_t errsz)
 {
@@ -731,18 +751,8 @@ int tracer_start(struct tracer *t, const struct plan *plan, const struct config 
 	if (attach_why(t, plan, err, errsz))
 		return -1;
 	/* Dirtiers before the requests that write their pages back. */
-	if (plan->wb) {
-		const struct prog_ref *r = progtab_role(
-		    &t->progs, ROLE_DIRTY, plan->btf ? METHOD_TP_BTF : METHOD_RAW_TP);
-		int ret = attach_lone(t, r->entry);
-
-		if (ret) {
-			snprintf(err, errsz,
-				 "cannot attach to writeback:writeback_dirty_folio (%s): %s",
-				 plan->btf ? "tp_btf" : "raw_tp", strerror(-ret));
-			return -1;
-		}
-	}
+	if (plan->wb && attach_dirtier(t, plan, err, errsz))
+		return -1;
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++)
 		if (layer_is_device(layer) && plan->cells[layer][0].src != METHOD_NONE &&
 		    attach_blk(t, plan, layer, err, errsz))
