@@ -54,6 +54,15 @@ int opt_check_per_flags(struct config *cfg)
 	return 0;
 }
 
+/* Only the blk layer's write requests are charged to their dirtiers. */
+int opt_check_no_writeback(struct config *cfg)
+{
+	if (!cfg->writeback && !WITH_BLK(cfg))
+		return opt_fail(cfg, "--no-writeback applies to the blk layer only: add blk to -T "
+				     "or drop --no-writeback");
+	return 0;
+}
+
 /* Printed reports keep every cgroup they saw: a grace has meaning only
  * where the same counters are exported again and again. */
 int opt_check_cgroup_grace(struct config *cfg)

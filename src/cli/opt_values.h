@@ -45,6 +45,7 @@ int opt_check_no_parts(struct config *cfg);
 int opt_check_no_children(struct config *cfg);
 int opt_check_per_disk(struct config *cfg);
 int opt_check_per_flags(struct config *cfg);
+int opt_check_no_writeback(struct config *cfg);
 int opt_check_cgroup_grace(struct config *cfg);
 int opt_check_top(struct config *cfg);
 int opt_check_max_keys(struct config *cfg);

@@ -273,7 +273,7 @@ static const struct opt_row rows[] = {
 	{ "no-writeback", OPT_NO_WRITEBACK, NULL,
 	  "Block layer: do not charge written-back requests to the processes that "
 	  "dirtied their pages (no writeback_dirty_folio program, no page walk)",
-	  CLEAR(writeback) },
+	  CLEAR(writeback), .check = opt_check_no_writeback },
 	{ "no-parts", OPT_NO_PARTS, NULL,
 	  "Do not split calls into where their time goes (fewer programs run)", CLEAR(split_calls),
 	  .check = opt_check_no_parts },

@@ -99,6 +99,8 @@ ROWS = [
     (["--no-offcpu"], ["--no-offcpu", "--no-parts"], 2, "drop --no-parts"),
     (["--no-parts"], ["--no-parts=1"], 2, "'--no-parts=1'"),
     (["--no-writeback"], ["--no-writeback=1"], 2, "'--no-writeback=1'"),
+    (["--no-writeback"], ["-T", "syscall", "--no-writeback"], 2,
+     "--no-writeback applies to the blk layer only"),
     (["--all-fds"], ["--all-fds=yes"], 2, "'--all-fds=yes'"),
     (["--prometheus"], ["--prometheus="], 2, "invalid port ''"),
     (["--prometheus"], ["--prometheus=0"], 2, "invalid port '0'"),
