@@ -2,7 +2,8 @@
 # writeback.sh - buffered writes charged to the processes that dirtied the
 # pages, on Debian's stock kernel (guest_writeback.sh): dd's /proc/PID/io
 # against the bytes written back for it, on ext4 and below dm-linear and
-# dm-delay, with tp_btf and with raw tracepoints.
+# dm-delay, with tp_btf and with raw tracepoints; -G against cgroup v2
+# io.stat wbytes, for one cgroup's file and for a file two cgroups write.
 #
 #   make all && tests/vm/writeback.sh [DELAY_MS]   # as root; IOSB_VM_KERNEL=6.12 for 6.12
 #
