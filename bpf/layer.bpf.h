@@ -160,8 +160,8 @@ static __always_inline void record_call(struct thread_starts *ts, __u32 op, __u6
 	root = ts->root;
 	if (root < NR_PARTS && mask == 1U << root) {
 		part = ts->part_ns[root];
-		hist_add_at(HIST_CALL_PARTS, CALL_PARTS_INDEX(op, root), part,
-			    part == delta ? bucket : HIST_BUCKET_OF_DELTA, true);
+		hist_add_inline(&call_parts, CALL_PARTS_INDEX(op, root), part,
+				part == delta ? bucket : HIST_BUCKET_OF_DELTA);
 	} else {
 		for (__u32 p = 0; p < NR_PARTS; p++) {
 			part = ts->part_ns[p];
@@ -273,7 +273,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	}
 	delta = now - start;
 	bucket = hist_bucket(delta);
-	hist_add_at(HIST_CELLS, CELL_INDEX(layer, op), delta, bucket, true);
+	hist_add_inline(&cells, CELL_INDEX(layer, op), delta, bucket);
 	if (root_done)
 		record_call(ts, op, delta, bucket);
 	if (stacks_calls && is_root)
