@@ -347,7 +347,7 @@ sanitized:
 # each for a few seconds from the committed corpus (new inputs go to a
 # temporary directory), as make check does.
 FUZZ_OUT := build-fuzz
-FUZZ_TARGETS := opts disk cgroup report events
+FUZZ_TARGETS := opts disk cgroup report events recording
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

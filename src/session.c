@@ -637,14 +637,13 @@ static void session_stop(struct session *s)
 	if (s->rec.f && !s->rec.bytes) {
 		rec_close(&s->rec, 0); /* stopped before tracing: nothing to keep */
 	} else if (s->rec.f) {
-		unsigned long long events = s->rec.events, bytes = s->rec.bytes;
-
 		if (rec_close(&s->rec, lost))
 			say("cannot write the recording %s: %s", s->cfg->record, strerror(errno));
 		else
-			say("recording %s: %llu events, %llu bytes; %llu events lost (the ring "
-			    "buffer was full)",
-			    s->cfg->record, events, bytes, (unsigned long long)lost);
+			say("recording %s: %llu events, %llu bytes; %llu events lost to a full ring "
+			    "buffer",
+			    s->cfg->record, (unsigned long long)s->rec.events,
+			    (unsigned long long)s->rec.bytes, (unsigned long long)lost);
 	}
 	if (s->trace) /* never fed: a run stopped before tracing began */
 		trace_close(s->trace, 0, NULL);
