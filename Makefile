@@ -75,7 +75,7 @@ CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c opt_stacks.c 
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
 	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
 		bio_stack.c cgname.c stack_report.c symbolize.c pattern.c writeback.c \
-		recording.c rec_count.c) \
+		recording.c rec_count.c compare.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c stacks_out.c flamegraph.c pattern_out.c)
 BPF_SRCS := src/plan/probe.c \

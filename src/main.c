@@ -24,6 +24,8 @@ int main(int argc, char **argv)
 	 * live: its default action is to be ignored). */
 	sigaddset(&stop_signals, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &stop_signals, &child_mask);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_run(argc, argv);
 	/* iostackbreak report FILE: a recording's reports, no tracing. */
 	if (argc > 1 && !strcmp(argv[1], "report")) {
 		if (parse_report_options(argc, argv, &cfg)) {

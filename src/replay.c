@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "compare.h"
 #include "disk.h"
 #include "events.h"
 #include "rec_count.h"
@@ -173,4 +174,57 @@ out:
 	free(rd);
 	fclose(f);
 	return ret;
+}
+
+/* One side of a diff: a recording (its magic) or a JSON report. */
+static int load_side(struct cmp_side *side, const char *path)
+{
+	char err[512], magic[REC_MAGIC_LEN], *text = NULL;
+	FILE *f = fopen(path, "re");
+	size_t len = 0;
+	int ret = -1;
+
+	if (!f) {
+		snprintf(err, sizeof(err), "cannot open it: %s", strerror(errno));
+		say(path, err);
+		return -1;
+	}
+	if (fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	    !memcmp(magic, REC_MAGIC, REC_MAGIC_LEN)) {
+		rewind(f);
+		ret = cmp_load_recording(side, f, err, sizeof(err));
+	} else {
+		FILE *m = open_memstream(&text, &len);
+		char buf[65536];
+		size_t n;
+
+		rewind(f);
+		while (m && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, n, m);
+		if (m && !fclose(m) && !ferror(f))
+			ret = cmp_load_json(side, text, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "cannot read it: %s", strerror(errno));
+		free(text);
+	}
+	if (ret)
+		say(path, err);
+	fclose(f);
+	return ret;
+}
+
+int diff_run(int argc, char **argv)
+{
+	static struct cmp_side a, b;
+
+	if (argc != 4 || argv[2][0] == '-' || argv[3][0] == '-') {
+		say(NULL, "diff compares two runs: iostackbreak diff A B, each a recording "
+			  "(--record) or a JSON report (--json)");
+		return 2;
+	}
+	if (load_side(&a, argv[2]) || load_side(&b, argv[3]))
+		return 1;
+	printf("A: %s\nB: %s\n\n", argv[2], argv[3]);
+	cmp_print(stdout, &a, &b);
+	return fflush(stdout) ? 1 : 0;
 }

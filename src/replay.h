@@ -8,4 +8,9 @@
 /* Prints what cfg asks of the recording cfg->replay; the exit status. */
 int replay_run(struct config *cfg);
 
+/* iostackbreak diff A B (argv[1] "diff"): two runs side by side
+ * (src/report/compare.h). Exit status 0, 1 when a file cannot be read,
+ * 2 on a usage error. */
+int diff_run(int argc, char **argv);
+
 #endif /* REPLAY_H */
