@@ -40,5 +40,10 @@ int main(int argc, char **argv)
 	}
 	if (cfg.help_shown)
 		return 0;
+	/* --ring: SIGUSR1 writes the window, through the session's signalfd. */
+	if (cfg.ring) {
+		sigaddset(&stop_signals, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &stop_signals, NULL);
+	}
 	return session_run(&cfg, &stop_signals, &child_mask);
 }

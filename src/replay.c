@@ -125,6 +125,11 @@ int replay_run(struct config *cfg)
 			"iostackbreak: %s is cut short (no trailer) after %llu whole records: "
 			"the report counts those; what the run lost is not known\n",
 			path, (unsigned long long)rd->records);
+	if (rd->have_trailer && !rd->tr.have_report)
+		fprintf(stderr,
+			"iostackbreak: %s holds no report's totals (a --ring window, or a run "
+			"that ended before its report): what the run lost is not known\n",
+			path);
 	if (event_feed_drain(&feed)) {
 		say(NULL, strerror(errno));
 		goto out;

@@ -96,6 +96,9 @@ struct session {
 
 static bool verbose;
 
+/* --ring's memory at most: at about 500 bytes an event, a million events. */
+#define RING_BYTES (512U << 20)
+
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One line on stderr, prefixed with the tool's name. */
@@ -530,6 +533,23 @@ static int write_report(struct session *s, bool interval)
 }
 
 /* The signalfd is readable: a stop signal, or the command's SIGCHLD. */
+/* --ring, on SIGUSR1: the events first, then the window to the file. */
+static void dump_ring(struct session *s)
+{
+	uint64_t events;
+
+	if (!s->rec.ring)
+		return;
+	if (s->have_events)
+		on_events(s);
+	if (rec_ring_dump(&s->rec, &events))
+		say("cannot write the recording %s: %s", s->cfg->record, strerror(errno));
+	else
+		say("recording %s: the last %u s, %llu events (%llu dropped for room)",
+		    s->cfg->record, s->cfg->ring, (unsigned long long)events,
+		    (unsigned long long)s->rec.ring->overflowed);
+}
+
 static void on_signal(struct session *s)
 {
 	struct signalfd_siginfo si;
@@ -541,6 +561,8 @@ static void on_signal(struct session *s)
 		} else if (si.ssi_signo == SIGWINCH) {
 			if (s->live)
 				live_redraw(s->live);
+		} else if (si.ssi_signo == SIGUSR1) {
+			dump_ring(s);
 		} else {
 			s->end = END_SIGNAL;
 		}
@@ -807,6 +829,10 @@ static int open_outputs(struct session *s)
 	/* The recording too; its header once the plan is known. */
 	if (cfg->record && rec_create(&s->rec, cfg->record, err, sizeof(err))) {
 		say("%s", err);
+		return -1;
+	}
+	if (cfg->ring && rec_ring_start(&s->rec, cfg->ring, RING_BYTES)) {
+		say("no memory for --ring's %u MiB", RING_BYTES >> 20);
 		return -1;
 	}
 	/* --live needs a terminal: said before anything is loaded. */

@@ -184,6 +184,14 @@ int opt_check_record(struct config *cfg)
 	return 0;
 }
 
+int opt_check_ring(struct config *cfg)
+{
+	if (cfg->ring && !cfg->record)
+		return opt_fail(cfg, "--ring keeps the last seconds of a recording: add "
+				     "--record=FILE");
+	return 0;
+}
+
 /*
  * iostackbreak report FILE: the options left are views of what was
  * recorded. What picks what to trace, or needs what a recording does not
@@ -198,9 +206,10 @@ int opt_check_replay(struct config *cfg)
 	if (cfg->interval || cfg->count || cfg->duration || cfg->live)
 		return opt_fail(cfg, "report prints one report of the whole recording: no "
 				     "interval, --duration or --live");
-	if (cfg->record || cfg->plan_only || cfg->prometheus || cfg->textfile || cfg->stats)
-		return opt_fail(cfg, "report reads a recording: no --record, --plan, --stats or "
-				     "exporter");
+	if (cfg->record || cfg->ring || cfg->plan_only || cfg->prometheus || cfg->textfile ||
+	    cfg->stats)
+		return opt_fail(cfg, "report reads a recording: no --record, --ring, --plan, "
+				     "--stats or exporter");
 	if (cfg->per_flags || cfg->per_cgroup || cfg->pattern || cfg->kstack || cfg->ustack ||
 	    cfg->heatmap || cfg->nr_files)
 		return opt_fail(cfg, "a recording keeps no request flags, cgroups, patterns, "

@@ -59,6 +59,7 @@ int opt_check_heatmap(struct config *cfg);
 int opt_check_trace_max(struct config *cfg);
 int opt_check_record(struct config *cfg);
 int opt_check_replay(struct config *cfg);
+int opt_check_ring(struct config *cfg);
 int opt_check_file(struct config *cfg);
 int opt_check_calls(struct config *cfg);
 int opt_check_plan(struct config *cfg);

@@ -208,6 +208,7 @@ enum long_only_keys {
 	OPT_TRACE,
 	OPT_TRACE_MAX,
 	OPT_RECORD,
+	OPT_RING,
 	OPT_NO_VERDICT,
 	OPT_HEATMAP,
 	OPT_LIVE,
@@ -413,6 +414,11 @@ static const struct opt_row rows[] = {
 	  "besides the run's own output; iostackbreak report FILE prints its reports "
 	  "again, with any view options",
 	  .parse = opt_record, .check = opt_check_record, .once = true },
+	{ "ring", OPT_RING, "SECONDS",
+	  "With --record: keep only the last SECONDS of events in memory, and write "
+	  "them to the file on SIGUSR1 and at the end (a flight recorder)",
+	  NUMBER(ring, 86400, "--ring", "a whole number of seconds, 1 to 86400"),
+	  .check = opt_check_ring, .once = true },
 	{ "kernel-stack", 'K', NULL,
 	  "Count block requests by the kernel stack that made them (bytes by default; "
 	  "--weight), per disk with -D, per process with -P",
@@ -630,10 +636,10 @@ int parse_report_options(int argc, char **argv, struct config *cfg)
 	own[n++] = argv[0];
 	for (int i = 3; i < argc; i++) {
 		/* Before --record's own checks, which speak of a run. */
-		if (!strncmp(argv[i], "--record", 8)) {
+		if (!strncmp(argv[i], "--record", 8) || !strncmp(argv[i], "--ring", 6)) {
 			memset(cfg, 0, sizeof(*cfg));
-			return opt_fail(cfg, "report reads a recording: no --record, --plan, "
-					     "--stats or exporter"),
+			return opt_fail(cfg, "report reads a recording: no --record, --ring, "
+					     "--plan, --stats or exporter"),
 			       2;
 		}
 		own[n++] = argv[i];

@@ -93,6 +93,7 @@ struct config {
 	const char *trace;	 /* --trace: the timeline's file */
 	unsigned long trace_max; /* --trace-max: events in it at most */
 	const char *record;	 /* --record: the recording's file (docs/record.md) */
+	unsigned int ring;	 /* --ring: seconds kept, written on SIGUSR1; 0: all */
 	/* iostackbreak report FILE: the reports of a recording, not a run;
 	 * the options are views of it (src/report/replay.c). */
 	const char *replay;

@@ -96,6 +96,30 @@ static void put_plan(FILE *f, const struct plan *plan)
 		put_u8(f, plan->why[i]);
 }
 
+/* The header's bytes to the file, or with --ring kept for each dump. */
+static int keep_header(struct rec_writer *w, const char *body, size_t len)
+{
+	size_t n = REC_MAGIC_LEN + 12 + len;
+	uint8_t *h = malloc(n);
+	uint32_t v[3] = { REC_VERSION, REC_ORDER, (uint32_t)len };
+
+	if (!h)
+		return -1;
+	memcpy(h, REC_MAGIC, REC_MAGIC_LEN);
+	memcpy(h + REC_MAGIC_LEN, v, sizeof(v));
+	memcpy(h + REC_MAGIC_LEN + 12, body, len);
+	w->bytes = n;
+	if (w->ring) {
+		w->ring->header = h;
+		w->ring->header_len = n;
+		return 0;
+	}
+	put(w->f, h, n);
+	free(h);
+	note_error(w);
+	return w->err ? -1 : 0;
+}
+
 int rec_write_header(struct rec_writer *w, const struct config *cfg, const struct plan *plan,
 		     int64_t mono_to_real_ns)
 {
@@ -138,14 +162,7 @@ int rec_write_header(struct rec_writer *w, const struct config *cfg, const struc
 	if (ret)
 		goto out;
 	ret = -1;
-	put(w->f, REC_MAGIC, REC_MAGIC_LEN);
-	put_u32(w->f, REC_VERSION);
-	put_u32(w->f, REC_ORDER);
-	put_u32(w->f, (uint32_t)len);
-	put(w->f, body, len);
-	w->bytes = REC_MAGIC_LEN + 12 + len;
-	note_error(w);
-	ret = w->err ? -1 : 0;
+	ret = keep_header(w, body, len);
 out:
 	if (m)
 		fclose(m);
@@ -161,10 +178,101 @@ out:
 	return ret;
 }
 
+/* A kept record: when its event ended, then the record as in the file. */
+struct ring_entry {
+	uint64_t end_ns;
+	uint32_t len, type;
+};
+
+static void ring_free(struct rec_writer *w)
+{
+	if (w->ring) {
+		free(w->ring->buf);
+		free(w->ring->header);
+		free(w->ring);
+		w->ring = NULL;
+	}
+}
+
+int rec_ring_start(struct rec_writer *w, unsigned int seconds, size_t cap_bytes)
+{
+	struct rec_ring *r = calloc(1, sizeof(*r));
+
+	if (!r || !(r->buf = malloc(cap_bytes))) {
+		free(r);
+		errno = ENOMEM;
+		return -1;
+	}
+	r->window_ns = seconds * 1000000000ULL;
+	r->cap = cap_bytes;
+	w->ring = r;
+	return 0;
+}
+
+/* When the event ended: every kind has an end time of its own. */
+static uint64_t event_end_ns(const void *data)
+{
+	const uint8_t *kind = data;
+
+	switch (kind[0]) {
+	case EV_CALL:
+		return ((const struct call_event *)data)->end_ns;
+	case EV_SLICE:
+		return ((const struct slice_event *)data)->end_ns;
+	case EV_REQUEST:
+		return ((const struct request_event *)data)->end_ns;
+	}
+	return 0;
+}
+
+static struct ring_entry *ring_at(const struct rec_ring *r, size_t off)
+{
+	return (struct ring_entry *)(r->buf + off);
+}
+
+static size_t ring_entry_size(const struct ring_entry *e)
+{
+	/* 8-aligned, so that the next entry's header is too. */
+	return (sizeof(*e) + e->len - 4 + 7) & ~(size_t)7;
+}
+
+/* Keeps one event: the old ones out first, by age, then for room. */
+static void ring_keep(struct rec_ring *r, const void *data, size_t size)
+{
+	struct ring_entry e = { event_end_ns(data), (uint32_t)(size + 4), REC_EVENT };
+	size_t need = ring_entry_size(&e);
+
+	if (e.end_ns > r->newest_ns)
+		r->newest_ns = e.end_ns;
+	while (r->head < r->tail && ring_at(r, r->head)->end_ns + r->window_ns < r->newest_ns)
+		r->head += ring_entry_size(ring_at(r, r->head));
+	if (r->tail + need > r->cap) {
+		memmove(r->buf, r->buf + r->head, r->tail - r->head);
+		r->tail -= r->head;
+		r->head = 0;
+	}
+	while (r->tail + need > r->cap && r->head < r->tail) {
+		r->head += ring_entry_size(ring_at(r, r->head));
+		r->overflowed++;
+		memmove(r->buf, r->buf + r->head, r->tail - r->head);
+		r->tail -= r->head;
+		r->head = 0;
+	}
+	if (r->tail + need > r->cap)
+		return;
+	memcpy(r->buf + r->tail, &e, sizeof(e));
+	memcpy(r->buf + r->tail + sizeof(e), data, size);
+	r->tail += need;
+}
+
 void rec_write_event(struct rec_writer *w, const void *data, size_t size)
 {
 	if (w->err || size + 4 > REC_EVENT_BODY)
 		return;
+	if (w->ring) {
+		ring_keep(w->ring, data, size);
+		return;
+	}
 	put_u32(w->f, (uint32_t)(size + 4));
 	put_u32(w->f, REC_EVENT);
 	put(w->f, data, size);
@@ -186,28 +294,16 @@ void rec_note_report(struct rec_writer *w, const struct report *r)
 	t->have_report = true;
 }
 
-int rec_close(struct rec_writer *w, uint64_t kernel_lost)
+static void write_trailer(struct rec_writer *w)
 {
 	struct rec_trailer *t = &w->tr;
 	uint64_t bits;
 	size_t n = REC_TRAILER_BODY;
-	int ret;
 
 	_Static_assert(REC_TRAILER_BODY == 4 + 3 * 4 + 6 * 8 + sizeof(t->drops) +
 						 sizeof(t->left_out) + sizeof(t->wb),
 		       "REC_TRAILER_BODY: the trailer's fields");
-
-	if (!w->f)
-		return 0;
-	/* No header: the run stopped before tracing, there is nothing to keep. */
-	if (!w->bytes) {
-		fclose(w->f);
-		w->f = NULL;
-		unlink(w->path);
-		return 0;
-	}
 	t->events = w->events;
-	t->kernel_lost = kernel_lost;
 	put_u32(w->f, (uint32_t)n);
 	put_u32(w->f, REC_TRAILER);
 	put_u32(w->f, NR_DROP_REASONS);
@@ -225,8 +321,76 @@ int rec_close(struct rec_writer *w, uint64_t kernel_lost)
 	put(w->f, &t->wb, sizeof(t->wb));
 	w->bytes += n + 4;
 	note_error(w);
+}
+
+int rec_ring_dump(struct rec_writer *w, uint64_t *events)
+{
+	struct rec_ring *r = w->ring;
+	struct rec_trailer keep = w->tr;
+	struct timespec now;
+	uint64_t now_ns;
+
+	*events = 0;
+	if (!r || !r->header || w->err)
+		return w->err ? (errno = w->err, -1) : 0;
+	if (fflush(w->f) || ftruncate(fileno(w->f), 0)) {
+		w->err = errno ? errno : EIO;
+		return -1;
+	}
+	rewind(w->f);
+	/* The last seconds are up to now (the events' clock, CLOCK_MONOTONIC),
+	 * whether events came lately or not. */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
+	while (r->head < r->tail && ring_at(r, r->head)->end_ns + r->window_ns < now_ns)
+		r->head += ring_entry_size(ring_at(r, r->head));
+	put(w->f, r->header, r->header_len);
+	w->bytes = r->header_len;
+	w->events = 0;
+	for (size_t off = r->head; off < r->tail; off += ring_entry_size(ring_at(r, off))) {
+		const struct ring_entry *e = ring_at(r, off);
+
+		put(w->f, &e->len, 4);
+		put(w->f, &e->type, 4);
+		put(w->f, e + 1, e->len - 4);
+		w->events++;
+		w->bytes += e->len + 4;
+	}
+	/* A window has no report of its own: no totals, no drops known. */
+	memset(&w->tr, 0, sizeof(w->tr));
+	write_trailer(w);
+	w->tr = keep;
+	*events = w->events;
+	if (fflush(w->f) && !w->err)
+		w->err = errno ? errno : EIO;
+	errno = w->err;
+	return w->err ? -1 : 0;
+}
+
+int rec_close(struct rec_writer *w, uint64_t kernel_lost)
+{
+	uint64_t dumped;
+	int ret;
+
+	if (!w->f)
+		return 0;
+	/* No header: the run stopped before tracing, there is nothing to keep. */
+	if (!w->bytes) {
+		fclose(w->f);
+		w->f = NULL;
+		unlink(w->path);
+		ring_free(w);
+		return 0;
+	}
+	if (w->ring) {
+		rec_ring_dump(w, &dumped); /* the last window, at the end */
+	} else {
+		w->tr.kernel_lost = kernel_lost;
+		write_trailer(w);
+	}
 	ret = fclose(w->f);
 	w->f = NULL;
+	ring_free(w);
 	if (ret && !w->err)
 		w->err = errno ? errno : EIO;
 	errno = w->err;

@@ -61,6 +61,22 @@ struct rec_trailer {
 	bool have_report;	     /* 0: the run ended before its report */
 };
 
+/*
+ * --ring=SECONDS: the records kept in memory, oldest first, those that
+ * ended more than `window_ns` before the newest dropped, and the file
+ * written only when asked (rec_ring_dump()). cap bounds the memory: past
+ * it the oldest go too, counted in overflowed.
+ */
+struct rec_ring {
+	uint64_t window_ns;
+	uint8_t *buf;
+	size_t head, tail, cap; /* records in buf[head, tail) */
+	uint64_t newest_ns;	/* the latest end of an event kept */
+	uint64_t overflowed;	/* records dropped for room, not for age */
+	uint8_t *header;	/* the file's header, written at each dump */
+	size_t header_len;
+};
+
 /* Writing (the session's --record). */
 struct rec_writer {
 	FILE *f;
@@ -68,10 +84,19 @@ struct rec_writer {
 	uint64_t events, bytes;
 	struct rec_trailer tr;
 	int err; /* errno of the first failed write; 0: none */
+	struct rec_ring *ring; /* --ring; NULL: every event to the file */
 };
 
 /* Creates the file (truncated); 0, or -1 with one line in err. */
 int rec_create(struct rec_writer *w, const char *path, char *err, size_t errsz);
+
+/* --ring: events kept in memory for seconds, up to cap_bytes; the file
+ * is written by rec_ring_dump(). 0, or -1 with errno. */
+int rec_ring_start(struct rec_writer *w, unsigned int seconds, size_t cap_bytes);
+
+/* --ring: the file (truncated) with the events of the window kept now. 0,
+ * or -1 with errno. events: how many it holds. */
+int rec_ring_dump(struct rec_writer *w, uint64_t *events);
 
 /* The header, once tracing: what attached, how times map to wall-clock. */
 int rec_write_header(struct rec_writer *w, const struct config *cfg, const struct plan *plan,

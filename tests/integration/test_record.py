@@ -8,11 +8,15 @@ file cut short is read up to its last whole record."""
 
 import json
 import os
+import shutil
+import signal
 import struct
+import subprocess
 import tempfile
+import time
 
-from harness import TOOL, LoopDevice, Tool, cell, check_blk_count, disk_stats
-from harness import run, test
+from harness import TOOL, LoopDevice, Process, Tool, check_blk_count, disk_stats
+from harness import cell, run, test
 
 EV_CALL = 1
 HEADER_FIXED = 8 + 4 + 4 + 4  # magic, version, byte order, header length
@@ -259,3 +263,61 @@ def diff_names_the_layer_that_changed():
             print("    " + changed[0], flush=True)
         finally:
             loop.close()
+
+
+PHASES = r"""
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+print("READY", flush=True)
+sys.stdin.readline()
+for k, n in enumerate((100, 200, 300)):
+    for _ in range(n):
+        os.pread(fd, 4096, 0)
+    print(f"phase {k} {n}", flush=True)
+    if k < 2:
+        time.sleep(3)
+sys.stdin.readline()
+"""
+
+
+@test
+def ring_keeps_only_the_last_seconds():
+    """--record --ring=2: a workload of three phases of 100, 200 and 300
+    preads, 3 s apart; SIGUSR1 right after the third writes a file holding
+    the third phase alone (300 reads, the workload's own count), the two
+    before being older than 2 s; the file written at the end, 3 s after the
+    last read, holds none. A dump says on stderr that it holds no report's
+    totals."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        data = os.path.join(tmp, "data")
+        with open(data, "wb") as f:
+            f.write(os.urandom(65536))
+        rec = os.path.join(tmp, "ring.rec")
+        work = Process(["python3", "-c", PHASES, data], stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, text=True)
+        assert work.stdout.readline().strip() == "READY"
+        tool = Tool("-T", "syscall", "-p", str(work.pid), "--json", "-o", os.devnull,
+                    f"--record={rec}", "--ring=2")
+        work.stdin.write("go\n")
+        work.stdin.flush()
+        phases = [work.stdout.readline().split() for _ in range(3)]
+        assert [p[2] for p in phases] == ["100", "200", "300"], phases
+        tool.proc.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        dump = os.path.join(tmp, "dump.rec")
+        shutil.copyfile(rec, dump)
+        time.sleep(2)
+        work.stdin.write("end\n")
+        work.stdin.flush()
+        work.wait(timeout=30)
+        rc, out, err = tool.wait(timeout=60)
+        assert rc == 0, err
+        assert "the last 2 s" in err, err
+        for path, want in ((dump, 300), (rec, 0)):
+            p = run(TOOL, "report", path, "--json", timeout=60)
+            assert p.returncode == 0, p.stderr
+            assert "holds no report's totals" in p.stderr, p.stderr
+            got = sum(c["count"] for c in json.loads(p.stdout)["cells"]
+                      if c["layer"] == "syscall" and c["op"] == "read")
+            assert got == want, (path, got, want)
+        print(f"    dump after phase 3: 300 reads of 600; at the end: 0", flush=True)
