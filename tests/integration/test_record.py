@@ -321,3 +321,32 @@ def ring_keeps_only_the_last_seconds():
                       if c["layer"] == "syscall" and c["op"] == "read")
             assert got == want, (path, got, want)
         print(f"    dump after phase 3: 300 reads of 600; at the end: 0", flush=True)
+
+
+@test
+def record_blk_alone_equals_live():
+    """-T blk -d LOOP -D, no layer of calls (no event of a call, only the
+    requests' own): the recording's JSON report is the live one, and its
+    counts are fio's and diskstats'."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=16)
+        try:
+            rec = os.path.join(tmp, "blk.rec")
+            rep = os.path.join(tmp, "blk.json")
+            fio_out = os.path.join(tmp, "blk.fio")
+            before = disk_stats(loop.name)
+            tool = Tool("-T", "blk", "-d", loop.name, "-D", "--json", f"--record={rec}",
+                        "-o", rep, "--", *fio_cmd(loop.dev, fio_out))
+            rc, out, err = tool.wait(timeout=180)
+            assert rc == 0, err
+            after = disk_stats(loop.name)
+            delta = (after.reads - before.reads, after.writes - before.writes)
+            p = run(TOOL, "report", rec, "-D", "--json", timeout=60)
+            assert p.returncode == 0, p.stderr
+            live, again = json.loads(read(rep)), json.loads(p.stdout)
+            assert again == live, diff_keys(live, again)
+            assert fio_ios(fio_out) == delta, (fio_ios(fio_out), delta)
+            check_blk_count(live, on_disk(live, "read", loop.name), delta[0], "blk reads")
+            check_blk_count(live, on_disk(live, "write", loop.name), delta[1], "blk writes")
+        finally:
+            loop.close()
