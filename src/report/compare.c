@@ -15,7 +15,9 @@
  * when the two are more than 3 sqrt(a + b) apart (Poisson noise of the
  * difference). This is the noise of sampling only: a machine whose speed
  * drifts between the runs (another tenant, a cold cache) shows as a change,
- * which it is for the runs compared.
+ * which it is for the runs compared. The parts' shares of the calls' time
+ * are shown, not judged: a share is a ratio of sums of times, whose noise
+ * no count of samples alone bounds.
  */
 #include <json-c/json.h>
 #include <math.h>
@@ -23,6 +25,7 @@
 #include "compare.h"
 #include "layers.h"
 #include "rec_count.h"
+#include "report.h"
 #include "recording.h"
 #include "verdict.h"
 
@@ -135,6 +138,41 @@ static void load_cell(struct cmp_side *s, json_object *o)
 	}
 }
 
+static int part_by_name(const char *name)
+{
+	for (unsigned int p = 0; p < NR_PARTS; p++)
+		if (!strcmp(part_name(p), name))
+			return (int)p;
+	return -1;
+}
+
+/* The "breakdown" of a report: per op the calls' time and each part's. */
+static void load_parts(struct cmp_side *s, json_object *all)
+{
+	for (size_t i = 0; json_object_is_type(all, json_type_array) &&
+			   i < json_object_array_length(all);
+	     i++) {
+		json_object *o = json_object_array_get_idx(all, i), *v, *parts;
+		int op, part;
+
+		if (!json_object_object_get_ex(o, "op", &v) ||
+		    (op = op_by_name(LAYER_SYSCALL, json_object_get_string(v))) < 0 ||
+		    op >= NR_FS_OPS)
+			continue;
+		s->calls_ns[op] += get_u64(o, "total_ns");
+		if (!json_object_object_get_ex(o, "parts", &parts) ||
+		    !json_object_is_type(parts, json_type_array))
+			continue;
+		for (size_t k = 0; k < json_object_array_length(parts); k++) {
+			json_object *p = json_object_array_get_idx(parts, k);
+
+			if (json_object_object_get_ex(p, "part", &v) &&
+			    (part = part_by_name(json_object_get_string(v))) >= 0)
+				s->part_ns[op][part] += get_u64(p, "sum_ns");
+		}
+	}
+}
+
 int cmp_load_json(struct cmp_side *s, const char *text, char *err, size_t errsz)
 {
 	json_object *last = NULL, *cells;
@@ -166,6 +204,8 @@ int cmp_load_json(struct cmp_side *s, const char *text, char *err, size_t errsz)
 			   i < json_object_array_length(cells);
 	     i++)
 		load_cell(s, json_object_array_get_idx(cells, i));
+	if (json_object_object_get_ex(last, "breakdown", &cells))
+		load_parts(s, cells);
 	json_object_put(last);
 	return 0;
 }
@@ -189,6 +229,11 @@ int cmp_load_recording(struct cmp_side *s, FILE *f, char *err, size_t errsz)
 		snprintf(err, errsz, "out of memory");
 	if (n == 0 && !rc.err) {
 		memcpy(s->cells, rc.snap.cells, sizeof(s->cells));
+		for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+			s->calls_ns[op] = rc.snap.calls[op].total_ns;
+			for (unsigned int p = 0; p < NR_PARTS; p++)
+				s->part_ns[op][p] = rc.snap.parts[op][p].sum_ns;
+		}
 		for (unsigned int l = 0; l < NR_LAYERS; l++)
 			for (unsigned int op = 0; op < NR_OPS; op++)
 				s->have[l][op] = rd.h.plan.cells[l][op].src != METHOD_NONE;
@@ -205,6 +250,33 @@ static void change(char *buf, size_t sz, double a, double b, bool sig)
 		snprintf(buf, sz, "%s", a == b ? "" : "new");
 	else
 		snprintf(buf, sz, "%+.0f%%%s", (b - a) * 100 / a, sig ? "*" : "");
+}
+
+/* Each op's parts as shares of its calls' time, A then B (not judged). */
+static void print_shares(FILE *out, const struct cmp_side *a, const struct cmp_side *b)
+{
+	bool header = false;
+
+	for (unsigned int op = 0; op < NR_FS_OPS; op++) {
+		if (!a->calls_ns[op] || !b->calls_ns[op])
+			continue;
+		for (unsigned int p = 0; p < NR_PARTS; p++) {
+			double sa = 100.0 * (double)a->part_ns[op][p] / (double)a->calls_ns[op];
+			double sb = 100.0 * (double)b->part_ns[op][p] / (double)b->calls_ns[op];
+
+			if (!a->part_ns[op][p] && !b->part_ns[op][p])
+				continue;
+			if (!header)
+				fprintf(out, "\n%-6s %-10s %8s %8s %8s\n", "OP", "PART", "SHARE A",
+					"SHARE B", "CHANGE");
+			header = true;
+			fprintf(out, "%-6s %-10s %7.1f%% %7.1f%% %+7.1f\n", op_name(LAYER_SYSCALL, op),
+				part_name(p), sa, sb, sb - sa);
+		}
+	}
+	if (header)
+		fprintf(out, "(shares of the calls' time, in points; shown, not judged: a ratio of "
+			     "sums of times has no noise that its count bounds)\n");
 }
 
 unsigned int cmp_print(FILE *out, const struct cmp_side *a, const struct cmp_side *b)
@@ -256,6 +328,7 @@ unsigned int cmp_print(FILE *out, const struct cmp_side *a, const struct cmp_sid
 					used = sizeof(changed) - 1;
 			}
 		}
+	print_shares(out, a, b);
 	fprintf(out, "\n*: beyond the noise of sampling: percentiles whose 99.7%% confidence "
 		     "intervals (ranks n*q +- 3 sqrt(n*q*(1-q)), to their buckets' bounds) do not "
 		     "overlap, judged with n*q*(1-q) >= 5 on both sides; counts more than "

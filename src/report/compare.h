@@ -15,6 +15,10 @@
 struct cmp_side {
 	struct cell_hist cells[NR_LAYERS][NR_OPS];
 	bool have[NR_LAYERS][NR_OPS]; /* traced in that run */
+	/* The calls of the root layer split into parts: their time per op,
+	 * and each part's share of it (sum_ns). */
+	uint64_t calls_ns[NR_FS_OPS];
+	uint64_t part_ns[NR_FS_OPS][NR_PARTS];
 };
 
 /* From a JSON report (its last report object). 0, or -1 with one line in err. */

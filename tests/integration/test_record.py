@@ -255,6 +255,13 @@ def diff_names_the_layer_that_changed():
             p = run(TOOL, "diff", runs["4k"][0], runs["4k"][1])
             assert p.returncode == 0, p.stderr
             assert "No change beyond the noise." in p.stdout, p.stdout
+            # The parts' shares, read from the recording and from the JSON
+            # report of the same run, are the same to the point.
+            lines = p.stdout.splitlines()
+            at = lines.index(next(l for l in lines if l.startswith("OP     PART")))
+            shares = [l.split() for l in lines[at + 1:] if l and l[0].isalpha()
+                      and "%" in l]
+            assert shares and all(r[-1] == "+0.0" for r in shares), p.stdout
             p = run(TOOL, "diff", runs["4k"][0], runs["512k"][1])
             assert p.returncode == 0, p.stderr
             changed = [l for l in p.stdout.splitlines() if l.startswith("Changed: ")]

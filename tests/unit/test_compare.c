@@ -93,6 +93,14 @@ Test(compare, json_cells_and_totals_read_back)
 	cr_assert_eq(s.cells[LAYER_BLK][BLKOP_READ].buckets[hist_bucket(192)], 1);
 	cr_assert_eq(s.cells[LAYER_BLK][BLKOP_READ].min_ns, 100);
 	cr_assert_eq(s.cells[LAYER_BLK][BLKOP_READ].max_ns, 300);
+	cr_assert_eq(cmp_load_json(&s,
+				   "{\"cells\":[],\"breakdown\":[{\"op\":\"read\",\"total_ns\":1000,"
+				   "\"parts\":[{\"part\":\"io_wait\",\"sum_ns\":750},"
+				   "{\"part\":\"nosuch\",\"sum_ns\":5}]}]}",
+				   err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(s.calls_ns[FSOP_READ], 1000);
+	cr_assert_eq(s.part_ns[FSOP_READ][PART_IO_WAIT], 750);
 	cr_assert_eq(cmp_load_json(&s, "{\"event\":\"io\"}\nnot json\n", err, sizeof(err)), -1);
 	cr_assert(strstr(err, "no object with \"cells\""), "%s", err);
 }
