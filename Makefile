@@ -74,13 +74,14 @@ CORE_SRCS := $(addprefix src/cli/,opts.c opt_values.c opt_checks.c opt_stacks.c 
 	$(addprefix src/plan/,cells.c layers.c blk_stamps.c planner.c planner_why.c planner_wb.c dev_switches.c) \
 	$(addprefix src/targets/,disk.c cgroup.c command.c fileid.c) \
 	$(addprefix src/report/,hist.c ksym.c breakdown.c report.c verdict.c uring_parts.c aio_parts.c \
-		bio_stack.c cgname.c stack_report.c symbolize.c pattern.c writeback.c) \
+		bio_stack.c cgname.c stack_report.c symbolize.c pattern.c writeback.c \
+		recording.c rec_count.c compare.c) \
 	$(addprefix src/sinks/,sink.c report_text.c report_json.c prom.c exporter.c event_fmt.c \
 		trace.c heatmap.c live.c stacks_out.c flamegraph.c pattern_out.c)
 BPF_SRCS := src/plan/probe.c \
 	$(addprefix src/kernel/,progtab.c knobs.c attach.c blk_leftovers.c collect.c stats.c \
 		events.c stacks_read.c pattern_maps.c) \
-	src/report/take.c src/sinks/metrics.c src/session.c src/main.c
+	src/report/take.c src/sinks/metrics.c src/session.c src/replay.c src/main.c
 CORE_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(CORE_SRCS)))
 BPF_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(notdir $(BPF_SRCS)))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -346,7 +347,7 @@ sanitized:
 # each for a few seconds from the committed corpus (new inputs go to a
 # temporary directory), as make check does.
 FUZZ_OUT := build-fuzz
-FUZZ_TARGETS := opts disk cgroup report events
+FUZZ_TARGETS := opts disk cgroup report events recording
 FUZZ_SECONDS ?= 60
 FUZZ_CHECK_SECONDS ?= 5
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all

@@ -266,7 +266,7 @@ static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct 
 		v.uring_req = ukey;
 		v.uring_ns = ur->start_ns;
 		/* -P, -G: the request's submitter's, not the worker's. */
-		if (per_process)
+		if (per_process || record_on)
 			__builtin_memcpy(v.comm, ur->comm, COMM_LEN);
 		v.cgid = ur->cgid;
 	} else if (ar) {
@@ -275,11 +275,11 @@ static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct 
 		v.aio_ctx = akey.ctx;
 		v.aio_obj = akey.obj;
 		v.aio_ns = ar->start_ns;
-		if (per_process)
+		if (per_process || record_on)
 			__builtin_memcpy(v.comm, ar->comm, COMM_LEN);
 		v.cgid = ar->cgid;
 	} else {
-		if (per_process)
+		if (per_process || record_on)
 			bpf_get_current_comm(v.comm, sizeof(v.comm));
 		if (per_cgroup) {
 			v.cgid = bpf_get_current_cgroup_id();
@@ -348,17 +348,13 @@ static __always_inline int blk_issue(void *ctx, struct request *rq, bool btf)
 	return blk_first_seen(ctx, rq, NULL, key, now, now, btf);
 }
 
-/*
- * A request of a call completed (events): the slowest of the call so far,
- * for its event, and with --trace the request itself.
- */
-static __always_inline void call_request_done(struct request *rq, struct rq_start *v, __u64 start,
-					      __u64 delta, __u32 op, int error, __u32 nr_bytes,
-					      bool btf)
+/* A request of a call completed (events): the slowest of the call so far,
+ * for its event. */
+static __always_inline void call_request_done(struct request *rq, struct rq_start *v,
+					      __u64 delta, bool btf)
 {
 	__u32 dev = v->dev ? v->dev : rq_dev(rq, btf);
 	struct call_blk *cb = bpf_map_lookup_elem(&call_blk, &v->tid);
-	struct request_event *e;
 
 	if (cb && cb->call_ns == v->call_ns) {
 		if (delta > cb->max_ns) {
@@ -370,23 +366,37 @@ static __always_inline void call_request_done(struct request *rq, struct rq_star
 
 		bpf_map_update_elem(&call_blk, &v->tid, &fresh, BPF_ANY);
 	}
-	if (!trace_on)
-		return;
-	e = event_reserve(sizeof(*e));
+}
+
+/*
+ * A request's event: with --trace, a request of a call (call_ns != 0);
+ * with --record, every request counted, with what its cell and breakdowns
+ * took (data_len, the key's disk, the submitter's name), so that user space
+ * counts it again as blk_complete() did.
+ */
+static __always_inline void send_request(struct request *rq, struct rq_start *v, __u64 start,
+					 __u64 delta, __u32 op, int error, __u32 nr_bytes,
+					 __u32 data_len, bool btf)
+{
+	struct request_event *e = event_reserve(sizeof(*e));
+
 	if (!e)
 		return;
 	e->kind = EV_REQUEST;
 	e->op = (__u8)op;
 	e->error = error ? 1 : 0;
 	e->flags = pattern_rq_verdict((__u64)rq);
-	e->tid = v->tid;
+	e->tid = v->call_ns ? v->tid : 0;
 	e->pid = v->tgid;
-	e->dev = dev;
+	e->dev = v->dev ? v->dev : rq_dev(rq, btf);
 	e->call_ns = v->call_ns;
 	e->start_ns = start;
 	e->end_ns = start + delta;
 	e->bytes = nr_bytes;
 	e->sector = btf ? rq->__sector : BPF_CORE_READ(rq, __sector);
+	e->data_len = data_len;
+	e->key_dev = v->dev;
+	__builtin_memcpy(e->comm, v->comm, COMM_LEN);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -455,7 +465,9 @@ static __always_inline int blk_complete(struct request *rq, int error, __u32 nr_
 		record_bytes(LAYER_BLK, op, data_len);
 		stacks_done(v, delta);
 		if (events_on && v->call_ns)
-			call_request_done(rq, v, start, delta, op, error, nr_bytes, btf);
+			call_request_done(rq, v, delta, btf);
+		if (record_on || (trace_on && v->call_ns))
+			send_request(rq, v, start, delta, op, error, nr_bytes, data_len, btf);
 		if (v->aio_ctx)
 			aio_blk_done(v, delta);
 		if (events_on && v->uring_req)

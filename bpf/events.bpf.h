@@ -19,6 +19,9 @@ const volatile bool events_on;
 const volatile bool trace_on;
 const volatile bool full_path;
 const volatile __u64 slower_ns;
+/* --record: every block request counted is sent too (blk.bpf.c), with
+ * what its cell and breakdowns took, so that user space can count again. */
+const volatile bool record_on;
 /* Events with the bio layer: each call's bios by device level. */
 const volatile bool bio_calls;
 #ifdef BENCH_WITHOUT_OPTIONS
@@ -27,6 +30,7 @@ const volatile bool bio_calls;
 #define events_on false
 #define trace_on false
 #define bio_calls false
+#define record_on false
 #endif
 
 /* User space sizes it (a power of two of pages); one page when unused. */
@@ -111,7 +115,8 @@ static __always_inline void emit_request(const struct request_facts *r)
 		e->part_ns[p] = p < REQUEST_PARTS && p < r->nparts ? r->parts[p] : 0;
 	e->blk_requests = r->blk_requests;
 	e->blk_flushes = r->blk_flushes;
-	e->pad_flushes = 0;
+	e->parts_mask = 0;
+	e->throttle_pauses = 0;
 	e->blk_bytes = r->blk_bytes;
 	e->blk_max_ns = r->blk_max_ns;
 	e->blk_max_dev = r->blk_max_dev;
@@ -211,7 +216,7 @@ static __always_inline bool lock_is_inode(struct file *f, __u64 addr)
 
 /* A call of the root layer ended, at least slower_ns long (or --trace). */
 static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u32 op, __u64 start,
-				      __u64 now, __s64 ret)
+				      __u64 now, __s64 ret, bool split)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -230,6 +235,8 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	e->op = (__u8)op;
 	e->path_depth = 0;
 	e->flags = layer == LAYER_SYSCALL ? pattern_verdict() : 0;
+	if (split)
+		e->flags |= EVF_SPLIT;
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->call_ns = start;
@@ -242,6 +249,8 @@ static __always_inline void emit_call(struct thread_starts *ts, __u32 layer, __u
 	call_counts(ts); /* read below: this call's, or zeros */
 	e->blk_requests = ts->blk_requests;
 	e->blk_flushes = ts->blk_flushes;
+	e->parts_mask = split_calls ? ts->parts_mask : 0;
+	e->throttle_pauses = ts->throttle_pauses;
 	e->blk_bytes = ts->blk_bytes;
 	e->blk_max_ns = 0;
 	e->blk_max_dev = 0;

@@ -423,7 +423,8 @@ struct bio_call {
 enum event_kind {
 	EV_CALL = 1, /* a call of the root layer ended */
 	EV_SLICE,    /* --trace: a layer's call, or an off-CPU wait, within a call */
-	EV_REQUEST,  /* --trace: a block request submitted within a call, completed */
+	EV_REQUEST,  /* --trace: a block request submitted within a call, completed;
+		      * --record: every block request counted in its cell */
 };
 
 #define FILE_NAME_LEN 64 /* a dentry name, cut to this (with its NUL) */
@@ -436,6 +437,7 @@ enum event_kind {
 #define EVF_LOCK_INODE (1U << 3) /* lock_addr is the call's file's inode's i_rwsem */
 #define EVF_SEQ (1U << 4)	 /* --pattern: a sequential access (bpf/pattern.h) */
 #define EVF_RANDOM (1U << 5)	 /* --pattern: a random access */
+#define EVF_SPLIT (1U << 6)	 /* the call's parts went to the totals (record_call()) */
 
 struct call_event {
 	__u8 kind;
@@ -455,7 +457,7 @@ struct call_event {
 	__u32 blk_requests; /* a device flush its requests waited for included */
 	__u32 blk_max_dev;
 	__u32 blk_flushes; /* of blk_requests, those device flushes */
-	__u32 pad_flushes;
+	__u32 parts_mask;  /* the parts charged (1 << enum part), 0 ns or more */
 	__u64 ino;
 	__u32 dev;
 	/* An io_uring request (layer io_uring): its IORING_OP_*; part_ns[]
@@ -470,6 +472,7 @@ struct call_event {
 	__u64 lock_ns[NR_LOCK_KINDS]; /* the lock part by kind */
 	__u64 lock_addr;	      /* the lock of its longest contention; 0: none */
 	__u64 lock_max_ns;	      /* that contention's time */
+	__u64 throttle_pauses;	      /* balance_dirty_pages pauses (pause > 0) */
 	struct call_bio bio;	      /* with the bio layer: its bios by device */
 	char comm[COMM_LEN];
 	char file[FILE_NAME_LEN];
@@ -511,6 +514,10 @@ struct request_event {
 	__u64 start_ns, end_ns;
 	__u64 bytes;
 	__u64 sector; /* its first sector on its disk */
+	/* What its cell and breakdowns took (blk_complete(), for --record) */
+	__u32 data_len;	 /* the bytes counted */
+	__u32 key_dev;	 /* the disk its -D key names */
+	char comm[COMM_LEN]; /* the submitter's, as -P names it */
 };
 
 /* The slowest request of a thread's call so far (call_blk map). */

@@ -279,7 +279,7 @@ static __always_inline int layer_exit(__u32 layer, __u32 op, bool nest, void *ct
 	if (stacks_calls && is_root)
 		stacks_call(ctx, ts, op, delta, root_done);
 	if (events_on && is_root && (delta >= slower_ns || trace_on))
-		emit_call(ts, layer, op, start, now, ret);
+		emit_call(ts, layer, op, start, now, ret, root_done);
 	if (per_process || per_cgroup) {
 		struct breakdown_key key = { .cell_idx = CELL_INDEX(layer, op) };
 		char comm[COMM_LEN];

@@ -36,6 +36,7 @@
 #include "layers.h"
 #include "metrics.h"
 #include "probe.h"
+#include "recording.h"
 #include "report.h"
 #include "session.h"
 #include "sink.h"
@@ -81,6 +82,7 @@ struct session {
 	struct stack_report stack_report; /* the last report's, while it is written */
 	bool have_events;
 	struct trace_writer *trace; /* --trace, until the feed takes it */
+	struct rec_writer rec;	    /* --record: its file while rec.f */
 	struct report_source source; /* where the reports are taken */
 	int sig_fd, tick_fd, end_fd, stats_fd;
 	int out_fd; /* stdout when it is a pipe or socket, watched for its reader; else -1 */
@@ -93,6 +95,9 @@ struct session {
 };
 
 static bool verbose;
+
+/* --ring's memory at most: at about 500 bytes an event, a million events. */
+#define RING_BYTES (512U << 20)
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -368,8 +373,12 @@ static int open_events(struct session *s)
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	ctx.mono_to_real_ns =
 	    (real.tv_sec - mono.tv_sec) * 1000000000LL + (real.tv_nsec - mono.tv_nsec);
-	if (event_feed_open(&s->events, s->tracer.events_fd, s->cfg, &ctx, stdout, s->trace, err,
-			    sizeof(err))) {
+	if (s->rec.f && rec_write_header(&s->rec, s->cfg, &s->done, ctx.mono_to_real_ns)) {
+		say("cannot write the recording %s: %s", s->cfg->record, strerror(s->rec.err));
+		return -1;
+	}
+	if (event_feed_open(&s->events, s->tracer.events_fd, s->cfg, &ctx, stdout, s->trace,
+			    s->rec.f ? &s->rec : NULL, err, sizeof(err))) {
 		say("%s", err);
 		return -1;
 	}
@@ -497,6 +506,9 @@ static int write_report(struct session *s, bool interval)
 		say("cannot read the BPF maps: %s", strerror(-err));
 		return -1;
 	}
+	/* What the recording's trailer keeps of the run beside its events. */
+	if (s->rec.f && !interval)
+		rec_note_report(&s->rec, &r);
 	if (s->stacks && write_stacks(s, &r)) {
 		report_release(&r);
 		return -1;
@@ -521,6 +533,23 @@ static int write_report(struct session *s, bool interval)
 }
 
 /* The signalfd is readable: a stop signal, or the command's SIGCHLD. */
+/* --ring, on SIGUSR1: the events first, then the window to the file. */
+static void dump_ring(struct session *s)
+{
+	uint64_t events;
+
+	if (!s->rec.ring)
+		return;
+	if (s->have_events)
+		on_events(s);
+	if (rec_ring_dump(&s->rec, &events))
+		say("cannot write the recording %s: %s", s->cfg->record, strerror(errno));
+	else
+		say("recording %s: the last %u s, %llu events (%llu dropped for room)",
+		    s->cfg->record, s->cfg->ring, (unsigned long long)events,
+		    (unsigned long long)s->rec.ring->overflowed);
+}
+
 static void on_signal(struct session *s)
 {
 	struct signalfd_siginfo si;
@@ -532,6 +561,8 @@ static void on_signal(struct session *s)
 		} else if (si.ssi_signo == SIGWINCH) {
 			if (s->live)
 				live_redraw(s->live);
+		} else if (si.ssi_signo == SIGUSR1) {
+			dump_ring(s);
 		} else {
 			s->end = END_SIGNAL;
 		}
@@ -620,10 +651,22 @@ static void say_why_ended(const struct session *s)
 
 static void session_stop(struct session *s)
 {
+	uint64_t lost = s->have_events ? tracer_drops(&s->tracer, DROP_EVENT_LOST) : 0;
 	char what[512];
 
 	if (s->have_events)
-		event_feed_close(&s->events, tracer_drops(&s->tracer, DROP_EVENT_LOST));
+		event_feed_close(&s->events, lost);
+	if (s->rec.f && !s->rec.bytes) {
+		rec_close(&s->rec, 0); /* stopped before tracing: nothing to keep */
+	} else if (s->rec.f) {
+		if (rec_close(&s->rec, lost))
+			say("cannot write the recording %s: %s", s->cfg->record, strerror(errno));
+		else
+			say("recording %s: %llu events, %llu bytes; %llu events lost to a full ring "
+			    "buffer",
+			    s->cfg->record, (unsigned long long)s->rec.events,
+			    (unsigned long long)s->rec.bytes, (unsigned long long)lost);
+	}
 	if (s->trace) /* never fed: a run stopped before tracing began */
 		trace_close(s->trace, 0, NULL);
 	if (s->live)
@@ -782,6 +825,15 @@ static int open_outputs(struct session *s)
 			say("%s", err);
 			return -1;
 		}
+	}
+	/* The recording too; its header once the plan is known. */
+	if (cfg->record && rec_create(&s->rec, cfg->record, err, sizeof(err))) {
+		say("%s", err);
+		return -1;
+	}
+	if (cfg->ring && rec_ring_start(&s->rec, cfg->ring, RING_BYTES)) {
+		say("no memory for --ring's %u MiB", RING_BYTES >> 20);
+		return -1;
 	}
 	/* --live needs a terminal: said before anything is loaded. */
 	if (cfg->live && !cfg->plan_only && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {

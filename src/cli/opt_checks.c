@@ -167,6 +167,66 @@ int opt_check_heatmap(struct config *cfg)
 	return 0;
 }
 
+/*
+ * --record keeps what a report is counted from again: the calls of the root
+ * layer and the block requests, each an event. The rest of the stack (nested
+ * layers, bios, io_uring and aio requests, flags, cgroups, stacks, patterns)
+ * is counted in the kernel alone: refused rather than reported unlike live.
+ */
+int opt_check_record(struct config *cfg)
+{
+	unsigned int calls = cfg->layers & ~(1U << LAYER_BLK);
+
+	if (!cfg->record)
+		return 0;
+	if (!cfg->layers_given || (calls & (calls - 1)) || (calls & ~THREAD_LAYERS))
+		return opt_fail(cfg, "--record rebuilds reports from each call and request: give -T "
+				     "one layer of calls (syscall, vfs or a file system) and/or blk, "
+				     "e.g. -T syscall,blk");
+	if (cfg->per_flags || cfg->per_cgroup || cfg->pattern || cfg->kstack || cfg->ustack ||
+	    cfg->stats)
+		return opt_fail(cfg, "--record keeps calls and requests, not what -F, -G, "
+				     "--pattern, -K, -U or --stats count in the kernel: drop those");
+	if (cfg->plan_only || cfg->prometheus || cfg->textfile)
+		return opt_fail(cfg, "--record goes with a run that reports: not with --plan "
+				     "or an exporter");
+	return 0;
+}
+
+int opt_check_ring(struct config *cfg)
+{
+	if (cfg->ring && !cfg->record)
+		return opt_fail(cfg, "--ring keeps the last seconds of a recording: add "
+				     "--record=FILE");
+	return 0;
+}
+
+/*
+ * iostackbreak report FILE: the options left are views of what was
+ * recorded. What picks what to trace, or needs what a recording does not
+ * keep, is refused with what to do instead.
+ */
+int opt_check_replay(struct config *cfg)
+{
+	if (cfg->layers_given || cfg->disk || cfg->cgroup || cfg->tid || cfg->comm ||
+	    cfg->command || cfg->queued || cfg->all_fds)
+		return opt_fail(cfg, "report: the layers, disk and tasks traced are the "
+				     "recording's; -p PID picks processes from it");
+	if (cfg->interval || cfg->count || cfg->duration || cfg->live)
+		return opt_fail(cfg, "report prints one report of the whole recording: no "
+				     "interval, --duration or --live");
+	if (cfg->record || cfg->ring || cfg->plan_only || cfg->prometheus || cfg->textfile ||
+	    cfg->stats)
+		return opt_fail(cfg, "report reads a recording: no --record, --ring, --plan, "
+				     "--stats or exporter");
+	if (cfg->per_flags || cfg->per_cgroup || cfg->pattern || cfg->kstack || cfg->ustack ||
+	    cfg->heatmap || cfg->nr_files)
+		return opt_fail(cfg, "a recording keeps no request flags, cgroups, patterns, "
+				     "stacks, interval columns or files' ids: no -F, -G, "
+				     "--pattern, -K, -U, --heatmap or --file on a report");
+	return 0;
+}
+
 int opt_check_trace_max(struct config *cfg)
 {
 	if (cfg->trace_max && !cfg->trace)

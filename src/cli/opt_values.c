@@ -261,3 +261,11 @@ int opt_trace(struct config *cfg, const char *arg)
 	cfg->trace = arg;
 	return 0;
 }
+
+int opt_record(struct config *cfg, const char *arg)
+{
+	if (!*arg)
+		return opt_fail(cfg, "empty --record: give the file to write the recording to");
+	cfg->record = arg;
+	return 0;
+}

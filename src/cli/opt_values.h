@@ -36,6 +36,7 @@ int opt_output(struct config *cfg, const char *arg);
 int opt_heatmap(struct config *cfg, const char *arg);
 int opt_file(struct config *cfg, const char *arg);
 int opt_trace(struct config *cfg, const char *arg);
+int opt_record(struct config *cfg, const char *arg);
 int opt_btf(struct config *cfg, const char *arg);
 
 /* The checks against the other options (opt_checks.c), one per option. */
@@ -57,6 +58,9 @@ int opt_check_live(struct config *cfg);
 int opt_check_output(struct config *cfg);
 int opt_check_heatmap(struct config *cfg);
 int opt_check_trace_max(struct config *cfg);
+int opt_check_record(struct config *cfg);
+int opt_check_replay(struct config *cfg);
+int opt_check_ring(struct config *cfg);
 int opt_check_file(struct config *cfg);
 int opt_check_calls(struct config *cfg);
 int opt_check_plan(struct config *cfg);

@@ -49,6 +49,8 @@ static const char doc_examples[] =
     "  iostackbreak --slower=10ms        # every call of 10 ms or more, as it ends\n"
     "  iostackbreak --file=/var/lib/db/base.dat -p 4242  # one file's I/O\n"
     "  iostackbreak --trace=io.json --slower=1ms -- ./load  # a Perfetto timeline\n"
+    "  iostackbreak -T syscall,blk --record=io.rec -- ./load  # record, then:\n"
+    "  iostackbreak report io.rec -P -D --slower=10ms  # any view of the recording\n"
     "\n";
 static const char doc_layers[] =
     "Layers: %s (also \"all\"). Note: unlike\n"
@@ -205,6 +207,8 @@ enum long_only_keys {
 	OPT_FILE,
 	OPT_TRACE,
 	OPT_TRACE_MAX,
+	OPT_RECORD,
+	OPT_RING,
 	OPT_NO_VERDICT,
 	OPT_HEATMAP,
 	OPT_LIVE,
@@ -405,6 +409,16 @@ static const struct opt_row rows[] = {
 	  "are counted as lost",
 	  NUMBER(trace_max, 0, "--trace-max", "a whole number of events, 1 or more"),
 	  .check = opt_check_trace_max, .once = true },
+	{ "record", OPT_RECORD, "FILE",
+	  "Write every call and block request traced to FILE (a binary recording), "
+	  "besides the run's own output; iostackbreak report FILE prints its reports "
+	  "again, with any view options",
+	  .parse = opt_record, .check = opt_check_record, .once = true },
+	{ "ring", OPT_RING, "SECONDS",
+	  "With --record: keep only the last SECONDS of events in memory, and write "
+	  "them to the file on SIGUSR1 and at the end (a flight recorder)",
+	  NUMBER(ring, 86400, "--ring", "a whole number of seconds, 1 to 86400"),
+	  .check = opt_check_ring, .once = true },
 	{ "kernel-stack", 'K', NULL,
 	  "Count block requests by the kernel stack that made them (bytes by default; "
 	  "--weight), per disk with -D, per process with -P",
@@ -597,11 +611,44 @@ int parse_options(int argc, char **argv, struct config *cfg)
 	}
 	if (cfg->help_shown)
 		return 0;
+	cfg->argc = argc;
+	cfg->argv = argv;
 	for (int last = 0; last <= 1; last++)
 		for (unsigned int i = 0; i < NR_ROWS; i++)
 			if (rows[i].check && rows[i].check_last == last && rows[i].check(cfg))
 				return 2;
 	return 0;
+}
+
+int parse_report_options(int argc, char **argv, struct config *cfg)
+{
+	char *own[argc > 1 ? argc - 1 : 1];
+	int n = 0, err;
+
+	/* iostackbreak report FILE [view options]: the options are parsed as a
+	 * run's, then checked as views of a recording. */
+	if (argc < 3 || argv[2][0] == '-' || !argv[2][0]) {
+		memset(cfg, 0, sizeof(*cfg));
+		return opt_fail(cfg, "report reads a recording: iostackbreak report FILE [options], "
+				     "FILE made by --record"),
+		       2;
+	}
+	own[n++] = argv[0];
+	for (int i = 3; i < argc; i++) {
+		/* Before --record's own checks, which speak of a run. */
+		if (!strncmp(argv[i], "--record", 8) || !strncmp(argv[i], "--ring", 6)) {
+			memset(cfg, 0, sizeof(*cfg));
+			return opt_fail(cfg, "report reads a recording: no --record, --ring, "
+					     "--plan, --stats or exporter"),
+			       2;
+		}
+		own[n++] = argv[i];
+	}
+	err = parse_options(n, own, cfg);
+	if (err || cfg->help_shown)
+		return err;
+	cfg->replay = argv[2];
+	return opt_check_replay(cfg) ? 2 : 0;
 }
 
 bool config_breaks_down(const struct config *cfg)

@@ -92,6 +92,13 @@ struct config {
 	unsigned int nr_files;
 	const char *trace;	 /* --trace: the timeline's file */
 	unsigned long trace_max; /* --trace-max: events in it at most */
+	const char *record;	 /* --record: the recording's file (docs/record.md) */
+	unsigned int ring;	 /* --ring: seconds kept, written on SIGUSR1; 0: all */
+	/* iostackbreak report FILE: the reports of a recording, not a run;
+	 * the options are views of it (src/report/replay.c). */
+	const char *replay;
+	int argc; /* the command line as given, for the recording's header */
+	char **argv;
 
 	/* Stacks of block I/O (src/report/stacks.c, src/cli/opt_stacks.c). */
 	bool kstack;		  /* -K: the kernel stack of each request */
@@ -110,6 +117,13 @@ struct config {
  * what is wrong and what to do). Never exits; --help sets help_shown.
  */
 int parse_options(int argc, char **argv, struct config *cfg);
+
+/*
+ * iostackbreak report FILE [options]: argv[1] is "report". Parses the
+ * options after FILE, which are views of the recording (cfg->replay), and
+ * refuses those that trace rather than view. Returns as parse_options().
+ */
+int parse_report_options(int argc, char **argv, struct config *cfg);
 
 /* Are cells broken down by key (-P, -D, -F or -G)? */
 bool config_breaks_down(const struct config *cfg);

@@ -681,7 +681,9 @@ static int open_and_load(struct tracer *t, const struct plan *plan, const struct
 	t->task_storage = task_storage;
 	t->fast_slots = t->skel->rodata->use_fast_slots ? t->skel->rodata->fast_slots_mask + 1 : 0;
 	t->hash_slots = task_storage ? 0 : (unsigned int)(hash_slots ? hash_slots : MAX_THREADS);
-	t->events_fd = t->skel->rodata->events_on ? bpf_map__fd(t->skel->maps.events) : -1;
+	t->events_fd = t->skel->rodata->events_on || t->skel->rodata->record_on
+			   ? bpf_map__fd(t->skel->maps.events)
+			   : -1;
 	return 0;
 }
 

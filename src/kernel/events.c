@@ -3,8 +3,9 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "events.h"
+#include "recording.h"
 
-static int on_call(struct event_feed *f, const struct call_event *e, size_t size)
+static void on_call(struct event_feed *f, const struct call_event *e, size_t size)
 {
 	uint64_t lat = e->end_ns - e->call_ns;
 
@@ -17,7 +18,7 @@ static int on_call(struct event_feed *f, const struct call_event *e, size_t size
 	}
 	/* With --trace the kernel sends every call: the threshold is ours. */
 	if (!f->cfg->slower || lat < f->cfg->slower_ns || f->write_errno)
-		return 0;
+		return;
 	if (f->cfg->json) {
 		json_object *o = event_json(&f->ctx, e, size);
 
@@ -31,47 +32,64 @@ static int on_call(struct event_feed *f, const struct call_event *e, size_t size
 	if (ferror(f->out))
 		f->write_errno = errno ? errno : EIO;
 	f->printed++;
-	return 0;
 }
 
 static int on_event(void *arg, void *data, size_t size)
 {
 	struct event_feed *f = arg;
+
+	/* The recording first: what it holds does not depend on the views. */
+	if (f->rec)
+		rec_write_event(f->rec, data, size);
+	event_feed_take(f, data, size);
+	return 0;
+}
+
+void event_feed_take(struct event_feed *f, const void *data, size_t size)
+{
 	const struct call_event *kind = data;
 
 	switch (size ? kind->kind : 0) {
 	case EV_CALL:
 		if (size >= sizeof(struct call_event))
-			return on_call(f, data, size);
+			on_call(f, data, size);
 		break;
 	case EV_SLICE:
 		if (f->trace && size >= sizeof(struct slice_event))
 			trace_slice(f->trace, data);
 		break;
 	case EV_REQUEST:
-		if (f->trace && size >= sizeof(struct request_event))
+		/* --record sends requests of no call too: not the trace's. */
+		if (f->trace && size >= sizeof(struct request_event) &&
+		    ((const struct request_event *)data)->call_ns)
 			trace_request(f->trace, data);
 		break;
 	}
-	return 0;
 }
 
-int event_feed_open(struct event_feed *f, int map_fd, const struct config *cfg,
-		    const struct event_ctx *ctx, FILE *out, struct trace_writer *trace, char *err,
-		    size_t errsz)
+void event_feed_init(struct event_feed *f, const struct config *cfg, const struct event_ctx *ctx,
+		     FILE *out, struct trace_writer *trace)
 {
 	memset(f, 0, sizeof(*f));
 	f->cfg = cfg;
 	f->ctx = *ctx;
 	f->out = out;
 	f->trace = trace;
+	if (cfg->slower && !cfg->json)
+		event_text_header(out, ctx);
+}
+
+int event_feed_open(struct event_feed *f, int map_fd, const struct config *cfg,
+		    const struct event_ctx *ctx, FILE *out, struct trace_writer *trace,
+		    struct rec_writer *rec, char *err, size_t errsz)
+{
+	event_feed_init(f, cfg, ctx, out, trace);
+	f->rec = rec;
 	f->rb = ring_buffer__new(map_fd, on_event, f, NULL);
 	if (!f->rb) {
 		snprintf(err, errsz, "cannot read the events' ring buffer: %s", strerror(errno));
 		return -1;
 	}
-	if (cfg->slower && !cfg->json)
-		event_text_header(out, ctx);
 	return 0;
 }
 
@@ -82,9 +100,8 @@ int event_feed_fd(const struct event_feed *f)
 
 int event_feed_drain(struct event_feed *f)
 {
-	if (!f->rb)
-		return 0;
-	ring_buffer__consume(f->rb);
+	if (f->rb)
+		ring_buffer__consume(f->rb);
 	if (f->cfg->slower && !f->write_errno && fflush(f->out))
 		f->write_errno = errno ? errno : EIO;
 	errno = f->write_errno;

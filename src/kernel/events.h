@@ -13,6 +13,7 @@
 #include "trace.h"
 
 struct ring_buffer;
+struct rec_writer;
 
 struct event_feed {
 	struct ring_buffer *rb;
@@ -20,6 +21,7 @@ struct event_feed {
 	struct event_ctx ctx;
 	FILE *out;
 	struct trace_writer *trace;
+	struct rec_writer *rec;	    /* --record: every event, before the views */
 	unsigned long long calls;   /* call events received */
 	unsigned long long printed; /* lines written (--slower) */
 	int write_errno;	    /* the output failed (EPIPE: its reader left) */
@@ -31,13 +33,22 @@ struct event_feed {
  * 0, or -1 with one line in err.
  */
 int event_feed_open(struct event_feed *f, int map_fd, const struct config *cfg,
-		    const struct event_ctx *ctx, FILE *out, struct trace_writer *trace, char *err,
-		    size_t errsz);
+		    const struct event_ctx *ctx, FILE *out, struct trace_writer *trace,
+		    struct rec_writer *rec, char *err, size_t errsz);
+
+/* A feed with no ring buffer: the events of a recording, given one by one
+ * to event_feed_take() (iostackbreak report FILE). */
+void event_feed_init(struct event_feed *f, const struct config *cfg, const struct event_ctx *ctx,
+		     FILE *out, struct trace_writer *trace);
+
+/* One event, as the ring buffer gave it, to --slower's lines and the trace. */
+void event_feed_take(struct event_feed *f, const void *data, size_t size);
 
 /* The descriptor that is readable when events wait. */
 int event_feed_fd(const struct event_feed *f);
 
-/* Takes every event waiting. Returns 0, or -1 when output failed. */
+/* Takes every event waiting (none without a ring buffer), and flushes the
+ * lines. Returns 0, or -1 when output failed. */
 int event_feed_drain(struct event_feed *f);
 
 /*

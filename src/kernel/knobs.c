@@ -69,21 +69,25 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 		       const struct targets *tg, const struct plan *plan)
 {
 	rodata_t *ro = skel->rodata;
-	bool events = (cfg->slower || cfg->trace) &&
+	/* --record is --trace at threshold 0 written to a file: every call,
+	 * slice and request goes up, and every block request besides. */
+	bool every = cfg->trace || cfg->record;
+	bool events = (cfg->slower || every) &&
 		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE ||
 		       plan->cells[LAYER_AIO][0].src != METHOD_NONE);
 
 	ro->events_on = events;
-	ro->trace_on = events && cfg->trace;
+	ro->trace_on = events && every;
+	ro->record_on = cfg->record;
 	ro->full_path = events && cfg->full_path;
 	/* With --trace every call goes up: only its end says what to keep. */
-	ro->slower_ns = cfg->trace ? 0 : cfg->slower_ns;
+	ro->slower_ns = every ? 0 : cfg->slower_ns;
 	ro->want_args = events || cfg->nr_files;
 	ro->nr_files = cfg->nr_files;
 	for (unsigned int i = 0; i < cfg->nr_files; i++)
 		ro->targ_files[i] = tg->files[i];
-	if (events)
-		bpf_map__set_max_entries(skel->maps.events, cfg->trace ? 64U << 20 : 16U << 20);
+	if (events || cfg->record)
+		bpf_map__set_max_entries(skel->maps.events, every ? 64U << 20 : 16U << 20);
 	else
 		bpf_map__set_max_entries(skel->maps.call_blk, 1);
 	/* A call's bios by device: calls of threads, the bio layer traced. */

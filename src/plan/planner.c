@@ -320,16 +320,16 @@ static struct blk_needs blk_needs_of(const struct config *cfg, const struct plan
 	/* Which io_uring request's issue started a request (its parts and
 	 * events; plan_uring ran before, the layers go in order). */
 	n.uring_blk = plan->cells[LAYER_IO_URING][0].src != METHOD_NONE &&
-		      (plan->uring_parts || cfg->slower || cfg->trace);
+		      (plan->uring_parts || cfg->slower || cfg->trace || cfg->record);
 	/* And which aio request's submission or worker (plan_aio ran before). */
 	n.aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE &&
-		    (plan->aio_parts || cfg->slower || cfg->trace);
+		    (plan->aio_parts || cfg->slower || cfg->trace || cfg->record);
 	/* Parts and events (--slower, --trace) give each call its block
 	 * requests and bytes. */
-	n.call_bytes = split_calls || cfg->slower || cfg->trace || n.uring_blk || n.aio_blk || stacks;
+	n.call_bytes = split_calls || cfg->slower || cfg->trace || cfg->record || n.uring_blk || n.aio_blk || stacks;
 	n.submitter = n.uring_blk || n.aio_blk || split_calls || cfg->nr_pids || cfg->command ||
 		      cfg->tid || cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
-		      cfg->slower || cfg->trace || cfg->nr_files || stacks;
+		      cfg->slower || cfg->trace || cfg->record || cfg->nr_files || stacks;
 	return n;
 }
 
@@ -573,7 +573,7 @@ static void plan_bio(const struct kcaps *caps, const struct config *cfg, struct 
 		/* Completions last: attach_blk() attaches them first. */
 		cp->nr_targets = 0;
 		/* -D, events: the stack, from the remaps of stacked devices. */
-		if ((cfg->per_disk || cfg->slower || cfg->trace) &&
+		if ((cfg->per_disk || cfg->slower || cfg->trace || cfg->record) &&
 		    blk_tp_exists(caps, BLK_TP_BIO_REMAP))
 			cp->targets[cp->nr_targets++] = blk_tp_names[BLK_TP_BIO_REMAP];
 		/* The pieces a bio is split into on a request-based disk. */
