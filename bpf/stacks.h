@@ -56,7 +56,51 @@ enum stack_loss {
 	STACK_LOSS_KEYS,     /* requests with no room for their key (--max-stacks) */
 	STACK_LOSS_KEY_BYTES, /* their bytes */
 	STACK_LOSS_PROCS,    /* new user stacks user space was not told of (ring full) */
+	STACK_LOSS_SNAPS,    /* DWARF: stack copies the ring buffer had no room for */
 	NR_STACK_LOSSES,
+};
+
+/*
+ * --user-stack=fp|dwarf|auto: how user stacks are walked. fp: the kernel
+ * follows frame pointers (bpf_get_stackid). dwarf: the thread's user
+ * registers and the top of its user stack are copied (struct ustack_snap)
+ * and user space unwinds the copy with the binaries' call frame
+ * information (.eh_frame, .debug_frame), as perf --call-graph=dwarf does.
+ * auto: per process, fp where its executable has frame pointers, dwarf
+ * where it has not or until user space has looked (ustack_modes).
+ */
+enum ustack_mode {
+	USTACK_AUTO,
+	USTACK_FP,
+	USTACK_DWARF,
+};
+
+/* --user-stack-size: bytes of user stack copied per event, at most. */
+#define USTACK_SIZE_MAX 16384
+#define DEFAULT_USTACK_SIZE 8192
+#define USTACK_PAGE 4096
+
+/* The times a call's copy carries: by key.part (0: the whole call). */
+#define USTACK_NS 17
+
+/* A copy of a thread's user stack, as it goes to user space. */
+struct ustack_head {
+	struct stack_key key; /* ustack unused; kstack: -K's id */
+	__u32 tid;
+	__u32 size;  /* bytes copied from regs[1] (the stack pointer) up */
+	__u32 asked; /* bytes asked: fewer were copied where the stack ends */
+	__u32 pad;
+	__u64 regs[4]; /* ip, sp, frame pointer; arm64: its link register */
+	__u64 requests;
+	__u64 bytes;
+	__u64 ns[USTACK_NS];
+};
+
+struct ustack_snap {
+	struct ustack_head h;
+	/* A page more than the most copied: each piece's bounds are then
+	 * plain to the verifier. */
+	__u8 stack[USTACK_SIZE_MAX + USTACK_PAGE];
 };
 
 #endif /* IOSB_STACKS_H */

@@ -3,6 +3,7 @@
 #include "layers.h"
 #include "opt_stacks.h"
 #include "opt_values.h"
+#include "stacks.h"
 
 int opt_kstack(struct config *cfg, const char *arg)
 {
@@ -11,10 +12,31 @@ int opt_kstack(struct config *cfg, const char *arg)
 	return 0;
 }
 
+/* -U, --user-stack[=fp|dwarf|auto]: arg NULL for the first. */
 int opt_ustack(struct config *cfg, const char *arg)
 {
-	(void)arg;
+	if (!arg || !strcmp(arg, "auto"))
+		cfg->ustack_mode = USTACK_AUTO;
+	else if (!strcmp(arg, "fp"))
+		cfg->ustack_mode = USTACK_FP;
+	else if (!strcmp(arg, "dwarf"))
+		cfg->ustack_mode = USTACK_DWARF;
+	else
+		return opt_fail(cfg, "invalid --user-stack '%s': give fp (frame pointers), dwarf "
+				     "(unwind a copy of the stack) or auto", arg);
 	cfg->ustack = true;
+	return 0;
+}
+
+/* --user-stack-size: at least a few frames' worth, at most the copy's room. */
+int opt_ustack_size(struct config *cfg, const char *arg)
+{
+	long v = opt_positive(arg);
+
+	if (v < 256 || v > USTACK_SIZE_MAX)
+		return opt_fail(cfg, "invalid --user-stack-size '%s': give a number of bytes "
+				     "from 256 to %d", arg, USTACK_SIZE_MAX);
+	cfg->ustack_size = (unsigned int)v;
 	return 0;
 }
 
@@ -88,6 +110,10 @@ int opt_check_stacks(struct config *cfg)
 	bool asked = cfg->stack_ops || cfg->weight != WEIGHT_DEFAULT || cfg->max_stacks ||
 		     cfg->folded || cfg->flamegraph;
 
+	if (cfg->ustack_size && (!cfg->ustack || cfg->ustack_mode == USTACK_FP))
+		return opt_fail(cfg, "--user-stack-size sizes the stack copied for unwinding: "
+				     "give -U (auto) or --user-stack=dwarf, not fp");
+
 	if (!config_stacks(cfg)) {
 		if (asked)
 			return opt_fail(cfg, "--io, --weight, --max-stacks, --folded and "
@@ -103,6 +129,12 @@ int opt_check_stacks(struct config *cfg)
 	if (cfg->call_stacks && cfg->weight == WEIGHT_BYTES)
 		return opt_fail(cfg, "--weight=bytes weighs block requests: stacks of calls "
 				     "weigh time or calls (--weight=requests)");
+	/* An unwound request is counted in user space at its origin: its
+	 * completion cannot find its stack to add the time to. */
+	if (!cfg->call_stacks && cfg->ustack && cfg->ustack_mode != USTACK_FP &&
+	    cfg->weight == WEIGHT_TIME)
+		return opt_fail(cfg, "--weight=time of block requests needs --user-stack=fp: "
+				     "unwound user stacks (dwarf, auto) weigh requests or bytes");
 	if (cfg->weight == WEIGHT_DEFAULT)
 		cfg->weight = cfg->call_stacks ? WEIGHT_TIME : WEIGHT_BYTES;
 	if (cfg->interval || cfg->live || cfg->prometheus || cfg->textfile)
