@@ -54,6 +54,9 @@ struct {
 	__uint(max_entries, 4096);
 } stack_proc_news SEC(".maps");
 
+/* DWARF: the copies' numbers (struct ustack_head's seq). */
+__u32 ustack_seq;
+
 /* DWARF: the copy being made, per CPU (far more than the BPF stack holds). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -141,10 +144,11 @@ static __always_inline struct ustack_snap *ustack_buf_get(void)
  * Copies the current thread's user registers and up to ustack_size bytes
  * of its stack from the stack pointer into s, and sends it with key and
  * its weights. The copy goes page by page: it stops where the stack's
- * mapping ends (the top of a stack), instead of failing whole.
+ * mapping ends (the top of a stack), instead of failing whole. Returns the
+ * copy's number, 0 when the ring buffer had no room for it.
  */
-static __always_inline void ustack_send(struct ustack_snap *s, const struct stack_key *key,
-					__u64 requests, __u64 bytes)
+static __always_inline __u32 ustack_send(struct ustack_snap *s, const struct stack_key *key,
+					 __u64 requests, __u64 bytes)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	__u32 got = 0, want = ustack_size;
@@ -162,6 +166,10 @@ static __always_inline void ustack_send(struct ustack_snap *s, const struct stac
 #endif
 	s->h.requests = requests;
 	s->h.bytes = bytes;
+	/* 0 names no copy: the numbers start at 1, and skip 0 on wrapping. */
+	s->h.seq = __sync_fetch_and_add(&ustack_seq, 1) + 1;
+	if (!s->h.seq)
+		s->h.seq = __sync_fetch_and_add(&ustack_seq, 1) + 1;
 	if (want > USTACK_SIZE_MAX)
 		want = USTACK_SIZE_MAX;
 	for (int i = 0; i < USTACK_SIZE_MAX / USTACK_PAGE + 1; i++) {
@@ -182,8 +190,11 @@ static __always_inline void ustack_send(struct ustack_snap *s, const struct stac
 		got = USTACK_SIZE_MAX;
 	s->h.size = got;
 	s->h.asked = want;
-	if (bpf_ringbuf_output(&ustack_snaps, s, sizeof(s->h) + got, 0))
+	if (bpf_ringbuf_output(&ustack_snaps, s, sizeof(s->h) + got, 0)) {
 		stack_loss(STACK_LOSS_SNAPS, 1);
+		return 0;
+	}
+	return s->h.seq;
 }
 
 /* A new key with a user stack: user space reads the maps it needs. */
@@ -220,10 +231,13 @@ static __always_inline struct stack_counts *stack_counts_of(struct stack_key *ke
 /*
  * Counts requests and bytes of op under the current thread's stacks;
  * comm: the submitter's name when known (an io_uring request's), else
- * empty. Fills key for the completion. Returns false when not counted.
+ * empty. Fills key for the completion, and *ucopy with the number of the
+ * copy of the user stack (key->ustack STACK_UNWOUND; 0 when the copy was
+ * lost). Returns false when not counted.
  */
-static __always_inline bool stacks_count(void *ctx, struct stack_key *key, __u32 tgid, __u32 dev,
-					 __u32 op, const char *comm, __u64 requests, __u64 bytes)
+static __always_inline bool stacks_count(void *ctx, struct stack_key *key, __u32 *ucopy, __u32 tgid,
+					 __u32 dev, __u32 op, const char *comm, __u64 requests,
+					 __u64 bytes)
 {
 	struct stack_counts *c;
 	struct ustack_snap *s;
@@ -242,11 +256,12 @@ static __always_inline bool stacks_count(void *ctx, struct stack_key *key, __u32
 	else
 		bpf_get_current_comm(key->comm, sizeof(key->comm));
 	if (dwarf) {
-		/* Counted by user space once unwound; no time at completion. */
+		/* Counted by user space once unwound, its time from the
+		 * completion's message naming the copy. */
 		s = ustack_buf_get();
-		if (s)
-			ustack_send(s, key, requests, bytes);
-		return false;
+		*ucopy = s ? ustack_send(s, key, requests, bytes) : 0;
+		key->ustack = STACK_UNWOUND;
+		return true;
 	}
 	c = stack_counts_of(key);
 	if (!c) {

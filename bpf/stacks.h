@@ -16,6 +16,7 @@
 /* A stack id that names no stack in stack_traces. */
 #define STACK_NONE (-1) /* not asked for, or none (a kernel thread's user stack) */
 #define STACK_LOST (-2) /* the stack map had no room for it: counted, see below */
+#define STACK_UNWOUND (-3) /* copied for user space to unwind (struct ustack_head) */
 
 /*
  * One key of the counts. tgid: with -P, or with -U (user addresses mean
@@ -89,11 +90,19 @@ struct ustack_head {
 	__u32 tid;
 	__u32 size;  /* bytes copied from regs[1] (the stack pointer) up */
 	__u32 asked; /* bytes asked: fewer were copied where the stack ends */
-	__u32 pad;
+	__u32 seq;   /* the copy's number, that its request's time names */
 	__u64 regs[4]; /* ip, sp, frame pointer; arm64: its link register */
 	__u64 requests;
 	__u64 bytes;
 	__u64 ns[USTACK_NS];
+};
+
+/* A block request whose user stack was copied (seq) completed after ns:
+ * sent after its copy on the same ring, its time for that copy's key. */
+struct ustack_done {
+	__u32 seq;
+	__u32 pad;
+	__u64 ns;
 };
 
 struct ustack_snap {

@@ -15,16 +15,27 @@ int opt_kstack(struct config *cfg, const char *arg)
 /* -U, --user-stack[=fp|dwarf|auto]: arg NULL for the first. */
 int opt_ustack(struct config *cfg, const char *arg)
 {
-	if (!arg || !strcmp(arg, "auto"))
-		cfg->ustack_mode = USTACK_AUTO;
+	enum ustack_mode mode;
+
+	cfg->ustack = true;
+	/* -U again, or -U beside --user-stack=dwarf: the walk named stays. */
+	if (!arg)
+		return 0;
+	if (!strcmp(arg, "auto"))
+		mode = USTACK_AUTO;
 	else if (!strcmp(arg, "fp"))
-		cfg->ustack_mode = USTACK_FP;
+		mode = USTACK_FP;
 	else if (!strcmp(arg, "dwarf"))
-		cfg->ustack_mode = USTACK_DWARF;
+		mode = USTACK_DWARF;
 	else
 		return opt_fail(cfg, "invalid --user-stack '%s': give fp (frame pointers), dwarf "
 				     "(unwind a copy of the stack) or auto", arg);
-	cfg->ustack = true;
+	if (cfg->ustack_mode_given && mode != cfg->ustack_mode)
+		return opt_fail(cfg, "--user-stack given twice, '%s' and '%s': give one walk",
+				arg, cfg->ustack_mode == USTACK_FP ? "fp" :
+				cfg->ustack_mode == USTACK_DWARF ? "dwarf" : "auto");
+	cfg->ustack_mode = mode;
+	cfg->ustack_mode_given = true;
 	return 0;
 }
 
@@ -129,12 +140,6 @@ int opt_check_stacks(struct config *cfg)
 	if (cfg->call_stacks && cfg->weight == WEIGHT_BYTES)
 		return opt_fail(cfg, "--weight=bytes weighs block requests: stacks of calls "
 				     "weigh time or calls (--weight=requests)");
-	/* An unwound request is counted in user space at its origin: its
-	 * completion cannot find its stack to add the time to. */
-	if (!cfg->call_stacks && cfg->ustack && cfg->ustack_mode != USTACK_FP &&
-	    cfg->weight == WEIGHT_TIME)
-		return opt_fail(cfg, "--weight=time of block requests needs --user-stack=fp: "
-				     "unwound user stacks (dwarf, auto) weigh requests or bytes");
 	if (cfg->weight == WEIGHT_DEFAULT)
 		cfg->weight = cfg->call_stacks ? WEIGHT_TIME : WEIGHT_BYTES;
 	if (cfg->interval || cfg->live || cfg->prometheus || cfg->textfile)

@@ -416,7 +416,7 @@ static const struct opt_row rows[] = {
 	  "(fp), by unwinding a copy of the stack with the binaries' call frame "
 	  "information (dwarf), or per process, fp where its executable has frame "
 	  "pointers and dwarf where not (auto, the default)",
-	  .parse = opt_ustack, .optional = true, .once = true },
+	  .parse = opt_ustack, .optional = true },
 	{ "user-stack-size", OPT_USTACK_SIZE, "BYTES",
 	  "With --user-stack=dwarf or auto: bytes of user stack copied per event for "
 	  "unwinding (default " IOSB_STR(DEFAULT_USTACK_SIZE) ", 256 to "

@@ -30,6 +30,16 @@ struct unwound_key {
 	bool used;
 };
 
+/* Block requests whose copies were unwound, until their completion adds
+ * their time: by copy number, the older overwritten (a completion the
+ * kernel never showed). */
+#define PENDING 65536
+
+struct pending {
+	__u32 seq;
+	struct stack_counts *counts;
+};
+
 struct stack_reader {
 	const struct config *cfg;
 	struct tracer *t;
@@ -44,6 +54,7 @@ struct stack_reader {
 	unsigned int *stack_index; /* 1 + the stack's place; 0: free */
 	struct unwound_key *keys;  /* open addressed, 2 * max_stacks slots */
 	unsigned int nr_keys, key_slots;
+	struct pending *pending; /* blk: PENDING of them */
 	uint64_t losses[NR_STACK_LOSSES]; /* keys with no room, as the kernel's */
 	struct stack_unwinding unw;
 	/* The stack read_ips gave last was unwound here: its last address
@@ -143,6 +154,17 @@ static int on_snap(void *ctx, void *data, size_t sz)
 	unsigned int n;
 	__u32 mode;
 
+	if (sz == sizeof(struct ustack_done)) {
+		const struct ustack_done *d = data;
+		struct pending *p = s->pending ? &s->pending[d->seq % PENDING] : NULL;
+
+		if (p && p->seq == d->seq && p->counts) {
+			p->counts->time_ns += d->ns;
+			p->counts->timed++;
+			p->seq = 0;
+		}
+		return 0;
+	}
 	if (sz < sizeof(*h) || sz < sizeof(*h) + h->size)
 		return 0;
 	key = h->key;
@@ -157,17 +179,19 @@ static int on_snap(void *ctx, void *data, size_t sz)
 					    &mode, BPF_ANY);
 	}
 	regs = (struct sym_regs){ h->regs[0], h->regs[1], h->regs[2], h->regs[3] };
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (fp)
+	s->unw.copied_bytes += h->size;
+	if (fp) {
 		n = sym_walk_fp(&regs, stack, h->size, h->size >= h->asked, ips, STACK_DEPTH);
-	else
+		s->unw.fp_walked++;
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		n = sym_unwind(s->sym, (int)key.tgid, &regs, stack, h->size, h->size >= h->asked,
 			       ips, STACK_DEPTH);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->unw.unwound++;
-	s->unw.unwind_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-				       (t1.tv_nsec - t0.tv_nsec));
-	s->unw.copied_bytes += h->size;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		s->unw.unwound++;
+		s->unw.unwind_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+					       (t1.tv_nsec - t0.tv_nsec));
+	}
 	if (n && (ips[n - 1] & SYM_MARK)) {
 		if (ips[n - 1] & SYM_MARK_NO_CFI)
 			s->unw.no_cfi++;
@@ -197,6 +221,9 @@ static int on_snap(void *ctx, void *data, size_t sz)
 		if (call) {
 			c->time_ns += h->ns[p];
 			c->timed++;
+		} else if (s->pending && h->requests) {
+			/* A request (not a merged bio's bytes): its time follows. */
+			s->pending[h->seq % PENDING] = (struct pending){ h->seq, c };
 		}
 	}
 	return 0;
@@ -234,7 +261,9 @@ struct stack_reader *stack_reader_start(struct tracer *t, const struct config *c
 		s->stacks = calloc(s->max_stacks, sizeof(*s->stacks));
 		s->stack_index = calloc(2 * (size_t)s->max_stacks, sizeof(*s->stack_index));
 		s->keys = calloc(s->key_slots, sizeof(*s->keys));
-		if (!s->stacks || !s->stack_index || !s->keys ||
+		if (!cfg->call_stacks)
+			s->pending = calloc(PENDING, sizeof(*s->pending));
+		if (!s->stacks || !s->stack_index || !s->keys || (!cfg->call_stacks && !s->pending) ||
 		    ring_buffer__add(s->news, bpf_map__fd(t->skel->maps.ustack_snaps), on_snap, s)) {
 			snprintf(err, errsz, "cannot read the ring buffer of user stacks: %s",
 				 strerror(errno ? errno : ENOMEM));
@@ -273,6 +302,7 @@ void stack_reader_stop(struct stack_reader *s)
 	free(s->stacks);
 	free(s->stack_index);
 	free(s->keys);
+	free(s->pending);
 	free(s);
 }
 

@@ -68,11 +68,12 @@ struct stack_source {
 
 /* DWARF: the copies of user stacks unwound in the run, and how they ended. */
 struct stack_unwinding {
-	uint64_t unwound;      /* copies unwound */
+	uint64_t unwound;      /* copies unwound with call frame information */
+	uint64_t fp_walked;    /* auto: copies of processes with frame pointers, walked by them */
 	uint64_t truncated;    /* ended in [truncated]: the copy was too small */
 	uint64_t no_cfi;       /* ended in [no unwind info: FILE] */
 	uint64_t failed;       /* ended in [unwind failed: FILE] */
-	uint64_t copied_bytes; /* bytes of stack copied, all copies */
+	uint64_t copied_bytes; /* bytes of stack copied, all copies (both kinds) */
 	uint64_t unwind_ns;    /* user space's time unwinding them */
 };
 

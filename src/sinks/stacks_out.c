@@ -261,10 +261,12 @@ json_object *stacks_json(const struct stack_report *r)
 			       json_object_new_uint64(r->losses[STACK_LOSS_SNAPS]));
 	json_object_object_add(root, "lost", lost);
 	json_object_object_add(root, "unresolved_frames", json_object_new_uint64(r->unresolved));
-	if (r->unw.unwound || r->losses[STACK_LOSS_SNAPS]) {
+	if (r->unw.unwound || r->unw.fp_walked || r->losses[STACK_LOSS_SNAPS]) {
 		json_object *u = json_object_new_object();
 
 		json_object_object_add(u, "stacks", json_object_new_uint64(r->unw.unwound));
+		json_object_object_add(u, "walked_by_frame_pointers",
+				       json_object_new_uint64(r->unw.fp_walked));
 		json_object_object_add(u, "truncated", json_object_new_uint64(r->unw.truncated));
 		json_object_object_add(u, "no_unwind_info", json_object_new_uint64(r->unw.no_cfi));
 		json_object_object_add(u, "failed", json_object_new_uint64(r->unw.failed));

@@ -43,6 +43,15 @@ Test(stacks, options)
 	cr_assert_eq(parse(&cfg, to_stdout), 0, "%s", cfg.errmsg);
 	cr_assert(cfg.folded && !cfg.folded_file);
 	cr_assert_eq(cfg.weight, WEIGHT_BYTES, "bytes by default");
+	cr_assert_eq(cfg.ustack_mode, USTACK_AUTO, "-U alone: auto");
+	{
+		static const char *const dwarf[] = { "-T", "blk", "-U", "--user-stack=dwarf",
+						     "-U", "--user-stack-size=4096", NULL };
+
+		cr_assert_eq(parse(&cfg, dwarf), 0, "%s", cfg.errmsg);
+		cr_assert(cfg.ustack && cfg.ustack_mode == USTACK_DWARF);
+		cr_assert_eq(cfg.ustack_size, 4096);
+	}
 }
 
 Test(stacks, bad_options)
