@@ -76,8 +76,15 @@ enum ustack_mode {
 	USTACK_DWARF,
 };
 
-/* --user-stack-size: bytes of user stack copied per event, at most. */
+/*
+ * The copy's room: the bound of the BPF program's copy loop. The option
+ * (--user-stack-size) goes to USTACK_SIZE_OPT_MAX only: Linux 6.1's
+ * verifier refuses the block layer's programs, which copy at a request's
+ * origin, when they may copy 12 or 16 KiB, and also when this room is cut
+ * to 8 KiB; with this room and copies of at most 8 KiB it takes them.
+ */
 #define USTACK_SIZE_MAX 16384
+#define USTACK_SIZE_OPT_MAX 8192
 #define DEFAULT_USTACK_SIZE 8192
 #define USTACK_PAGE 4096
 

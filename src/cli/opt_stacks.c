@@ -44,9 +44,9 @@ int opt_ustack_size(struct config *cfg, const char *arg)
 {
 	long v = opt_positive(arg);
 
-	if (v < 256 || v > USTACK_SIZE_MAX)
+	if (v < 256 || v > USTACK_SIZE_OPT_MAX)
 		return opt_fail(cfg, "invalid --user-stack-size '%s': give a number of bytes "
-				     "from 256 to %d", arg, USTACK_SIZE_MAX);
+				     "from 256 to %d", arg, USTACK_SIZE_OPT_MAX);
 	cfg->ustack_size = (unsigned int)v;
 	return 0;
 }

@@ -419,8 +419,8 @@ static const struct opt_row rows[] = {
 	  .parse = opt_ustack, .optional = true },
 	{ "user-stack-size", OPT_USTACK_SIZE, "BYTES",
 	  "With --user-stack=dwarf or auto: bytes of user stack copied per event for "
-	  "unwinding (default " IOSB_STR(DEFAULT_USTACK_SIZE) ", 256 to "
-	  IOSB_STR(USTACK_SIZE_MAX) "); a deeper stack ends in [truncated]",
+	  "unwinding, from 256 to " IOSB_STR(USTACK_SIZE_OPT_MAX) " (default "
+	  IOSB_STR(DEFAULT_USTACK_SIZE) "); a deeper stack ends in [truncated]",
 	  .parse = opt_ustack_size, .once = true },
 	{ "io", OPT_IO, "r|w|rw", "With -K or -U: count reads, writes or both (default: every request)",
 	  .parse = opt_io, .once = true },

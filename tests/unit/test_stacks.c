@@ -495,3 +495,45 @@ Test(stacks, frame_pointer_walk_of_a_copy)
 	cr_assert_eq(sym_walk_fp(&r, copy, sizeof(copy), true, ips, 8), 4);
 	cr_assert_eq(ips[3], SYM_MARK);
 }
+
+/*
+ * --user-stack=auto's rule on the two builds of the stacks test program,
+ * beside this binary: the one built with frame pointers has them, the one
+ * built at -O2 without them has not.
+ */
+Test(stacks, auto_tells_frame_pointers_by_the_executable)
+{
+	char dir[] = "/tmp/iosb-proc-XXXXXX", self[512], path[600], exe[600];
+	static const struct {
+		const char *name;
+		int has_fp;
+	} builds[] = { { "stackwork", 1 }, { "stackwork-nofp", 0 } };
+	struct symbolizer *s;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool fresh;
+
+	cr_assert_gt(n, 0);
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	cr_assert_not_null(mkdtemp(dir));
+	s = sym_new(dir);
+	cr_assert_not_null(s);
+	for (int i = 0; i < 2; i++) {
+		snprintf(exe, sizeof(exe), "%s/%s", self, builds[i].name);
+		if (access(exe, R_OK))
+			cr_skip_test("%s is not built (make all)", exe);
+		snprintf(path, sizeof(path), "%s/%d", dir, 100 + i);
+		cr_assert_eq(mkdir(path, 0700), 0);
+		snprintf(path, sizeof(path), "%s/%d/exe", dir, 100 + i);
+		cr_assert_eq(symlink(exe, path), 0);
+		cr_assert_eq(sym_proc_has_fp(s, 100 + i, &fresh), builds[i].has_fp, "%s", exe);
+		cr_assert(fresh);
+		cr_assert_eq(sym_proc_has_fp(s, 100 + i, &fresh), builds[i].has_fp);
+		cr_assert(!fresh, "asked once a process");
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%d", dir, 100 + i);
+		rmdir(path);
+	}
+	rmdir(dir);
+	sym_free(s);
+}
