@@ -464,3 +464,73 @@ def postgres_wal_flush_stacks_unwound():
                 stop_group(pg)
             unmount(mnt)
             loop.close()
+
+
+@test
+def redis_aof_fsync_stacks_unwound():
+    """Debian's Redis 7 with appendonly yes and appendfsync always, its
+    append-only file on a loop device of the test's, under
+    redis-benchmark: with -T syscall -p REDIS --user-stack=dwarf its
+    fsync/fdatasync calls are as many as strace -f -c counts on the same
+    run, and every stack of the main thread's AOF flushes is whole, from
+    _start through aeMain, beforeSleep and flushAppendOnlyFile to libc's
+    fdatasync."""
+    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark", "redis-cli"))
+    if not (server and bench and cli and shutil.which("strace")):
+        raise Skip("redis-server, redis-benchmark or strace is not installed")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=64)
+        mnt, sock = os.path.join(tmp, "mnt"), os.path.join(tmp, "redis.sock")
+        os.mkdir(mnt)
+        srv = None
+        try:
+            run("mkfs.ext4", "-q", "-F", loop.dev, check=True)
+            assert mount(loop.dev, where=mnt).returncode == 0
+            with open(os.path.join(tmp, "redis.log"), "w") as log:
+                srv = Process([server, "--port", "0", "--unixsocket", sock, "--dir", mnt,
+                               "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                               "--daemonize", "no"], stdout=log, stderr=log)
+            for _ in range(300):
+                p = run_process([cli, "-s", sock, "ping"], capture_output=True, text=True)
+                if p.stdout.strip() == "PONG":
+                    break
+                time.sleep(0.1)
+            tool = Tool("-T", "syscall", "-p", str(srv.pid), "--user-stack=dwarf", "--json")
+            summary = os.path.join(tmp, "strace.txt")
+            st = Process(["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", summary,
+                          "-p", str(srv.pid)], stderr=subprocess.PIPE, text=True)
+            # One line once every thread is attached ("... attached with N threads").
+            line = st.stderr.readline()
+            assert "attached" in line, line
+            run_process([bench, "-s", sock, "-t", "set", "-n", "300", "-c", "1", "-q"],
+                        capture_output=True, check=True)
+            stop_group(st)
+            rep = tool.stop_json()[-1]
+            truth = strace_calls(summary, ("fsync", "fdatasync"))
+            calls = count(rep, "syscall", "fsync")
+            stacks = rep["stacks"]
+            assert calls == truth and truth >= 300, (calls, truth)
+            assert stacks["lost"]["requests"] == 0 and stacks["lost"]["stack_copies"] == 0, \
+                stacks["lost"]
+            flushes = 0
+            for e in stacks["stacks"]:
+                if "fsync" not in e["ops"]:
+                    continue
+                names = [f["name"] for f in reversed(e["user_frames"])]
+                if "flushAppendOnlyFile" not in names:
+                    continue
+                if e.get("part") == "syscall":
+                    flushes += e["ops"]["fsync"]["requests"]
+                assert names[0] == "_start" and names[-1].endswith("fdatasync"), names
+                path = [n for n in names if n in ("main", "aeMain", "beforeSleep",
+                                                  "flushAppendOnlyFile")]
+                assert path == ["main", "aeMain", "beforeSleep", "flushAppendOnlyFile"], names
+                last = names
+            assert flushes >= 300, (flushes, stacks["stacks"])
+            print(f"    {calls} fsync/fdatasync calls, strace -f -c: {truth}; AOF flushes "
+                  f"{flushes}: " + ";".join(last), flush=True)
+        finally:
+            if srv:
+                stop_group(srv)
+            unmount(mnt)
+            loop.close()
