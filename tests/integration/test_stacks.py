@@ -534,3 +534,60 @@ def redis_aof_fsync_stacks_unwound():
                 stop_group(srv)
             unmount(mnt)
             loop.close()
+
+
+@test
+def dwarf_stacks_as_perf_unwinds_them():
+    """The same frames in the same order as perf record --call-graph=dwarf
+    on a separate run of stackwork-nofp: perf's stacks of its pread64
+    entries (raw_syscalls:sys_enter filtered to pread64's number) and the
+    tool's call stacks of its preads both go main;read_X;read_block, 100
+    and 300 times."""
+    if not shutil.which("perf"):
+        raise Skip("perf is not installed")
+    nr = {"x86_64": 17, "aarch64": 67}.get(os.uname().machine)
+    if nr is None:
+        raise Skip(f"pread64's number on {os.uname().machine} is not known here")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=8)
+        try:
+            data = os.path.join(tmp, "perf.data")
+            p = run_process(["perf", "record", "-q", "-o", data, "-e", "raw_syscalls:sys_enter",
+                             "--filter", f"id == {nr}", "--call-graph=dwarf,8192", "--",
+                             STACKWORK_NOFP, loop.dev], capture_output=True, text=True,
+                            timeout=120)
+            if p.returncode:
+                raise Skip(f"perf record cannot run here: {p.stderr.strip()[-300:]}")
+            p = run_process(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True,
+                            text=True, timeout=120, check=True)
+            perf = collections.Counter()
+            for block in p.stdout.split("\n\n"):
+                syms = [line.split(None, 1)[1].split("+")[0] for line in block.splitlines()
+                        if len(line.split(None, 1)) == 2]
+                own = [s for s in reversed(syms) if s in ("main", "read_hundred",
+                                                          "read_three_hundred", "read_block")]
+                if own:
+                    perf[tuple(own)] += 1
+
+            tool = Tool("-T", "syscall", "--user-stack=dwarf", "--json", "--", STACKWORK_NOFP,
+                        loop.dev)
+            rc, out, err = tool.wait()
+            assert rc == 0, f"tool exited {rc}: {err}"
+            rep = [json.loads(line) for line in out.splitlines() if line.startswith("{")][0]
+            ours = collections.Counter()
+            for e in rep["stacks"]["stacks"]:
+                if "read" not in e["ops"] or e.get("part") != "syscall":
+                    continue
+                names = [f["name"] for f in reversed(e["user_frames"])]
+                own = tuple(n for n in names if n in ("main", "read_hundred",
+                                                      "read_three_hundred", "read_block"))
+                if own:
+                    ours[own] += e["ops"]["read"]["requests"]
+            want = {("main", "read_hundred", "read_block"): 100,
+                    ("main", "read_three_hundred", "read_block"): 300}
+            assert perf == want, f"perf: {dict(perf)}"
+            assert ours == want, f"iostackbreak: {dict(ours)}"
+            for path, n in want.items():
+                print(f"    perf and iostackbreak: {';'.join(path)} {n}", flush=True)
+        finally:
+            loop.close()
