@@ -90,7 +90,8 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
-     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork $(OUTPUT)/stackwork
+     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork $(OUTPUT)/stackwork \
+     $(OUTPUT)/stackwork-nofp
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -165,6 +166,12 @@ $(OUTPUT)/liburingwork: tools/liburingwork.c | $(OUTPUT)
 $(OUTPUT)/stackwork: tools/stackwork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) -fno-omit-frame-pointer -fno-optimize-sibling-calls $< -o $@
+
+# The same paths without frame pointers, as distributions build programs:
+# user stacks need DWARF unwinding (--user-stack=dwarf) to show them.
+$(OUTPUT)/stackwork-nofp: tools/stackwork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(filter-out -fno-omit-frame-pointer,$(CFLAGS)) -O2 -fomit-frame-pointer $< -o $@
 
 # Static: traced as a command, it makes no loader or library reads.
 $(OUTPUT)/iowork-static: tools/iowork.c | $(OUTPUT)

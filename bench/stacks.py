@@ -3,8 +3,11 @@
 without them (issue 48): fio io_uring, queue depth 32, 4 KiB random
 O_DIRECT reads on a loop device over a page-cached file (bench/blkiops.py's
 workload and method), untraced, -T blk -P (the same programs keyed by
-request that stacks need, no stack taken), -T blk -P -K, -T blk -P -U and
--T blk -P -K -U, every configuration once a round in a rotated order.
+request that stacks need, no stack taken), -T blk -P -K, -T blk -P -U
+(--user-stack=fp), -T blk -P -K -U, and -T blk -P -U --user-stack=dwarf
+(issue 44: each request copies the user registers and 8 KiB of user
+stack, unwound in user space), every configuration once a round in a
+rotated order.
 
 Two passes, as root (take both locks on a shared machine, bench/README.md):
 1. throughput: each configuration's median IOPS and its loss against the
@@ -12,7 +15,10 @@ Two passes, as root (take both locks on a shared machine, bench/README.md):
 2. kernel BPF time: kernel.bpf_stats_enabled on (restored after), one run
    per traced configuration: BPF ns per request of the loop device, the
    added ns per request against -T blk -P, and the memory of the tracer's
-   maps (memlock in /proc/PID/fdinfo), the stack maps' share of it.
+   maps (memlock in /proc/PID/fdinfo), the stack maps' share of it; for
+   dwarf, from the tool's JSON report, the bytes copied per copy, the
+   user-space unwind time per stack, and the copies the ring buffer had no
+   room for (counted: user space unwinds slower than fio submits).
 Writes bench/results/stacks-DATE.md and prints it.
 """
 
@@ -24,7 +30,8 @@ import subprocess
 import blkiops
 from benchlib import TOOL, cpu_model, need_root, save, sysctl
 
-STACK_MAPS = ("stack_traces", "stack_counts", "stack_proc_news", "stack_losses")
+STACK_MAPS = ("stack_traces", "stack_counts", "stack_proc_news", "stack_losses", "ustack_buf",
+              "ustack_snaps", "ustack_modes")
 
 
 def configs(disk):
@@ -33,8 +40,9 @@ def configs(disk):
         ("untraced", None, None),
         ("-T blk -P", base, None),
         ("-T blk -P -K", base + ["-K"], None),
-        ("-T blk -P -U", base + ["-U"], None),
-        ("-T blk -P -K -U", base + ["-K", "-U"], None),
+        ("-T blk -P -U", base + ["--user-stack=fp"], None),
+        ("-T blk -P -K -U", base + ["-K", "--user-stack=fp"], None),
+        ("-T blk -P -U dwarf", base + ["--user-stack=dwarf", "--json"], None),
     ]
 
 
@@ -60,8 +68,19 @@ def map_memory(pid):
     return total, stacks
 
 
+def unwinding(out):
+    """The tool's JSON report's unwinding figures (None without them)."""
+    for line in out.splitlines():
+        if line.startswith("{"):
+            st = json.loads(line).get("stacks", {})
+            if "unwinding" in st:
+                return dict(st["unwinding"], lost=st["lost"]["stack_copies"])
+    return None
+
+
 def kernel_run(cfg, dev, disk, secs):
-    """(BPF ns per request, runs per request, maps bytes, stack maps bytes)."""
+    """(BPF ns per request, runs per request, maps bytes, stack maps bytes,
+    the unwinding figures of dwarf or None)."""
     name, argv, env = cfg
     before = blkiops.prog_stats()
     t = blkiops.start(argv, env)
@@ -77,7 +96,7 @@ def kernel_run(cfg, dev, disk, secs):
     ns = sum(after[i][1] - v[1] for i, v in ours.items() if i in after)
     cnt = sum(after[i][2] - v[2] for i, v in ours.items() if i in after)
     req = max(1, n1 - n0)
-    return ns / req, cnt / req, mem[0], mem[1]
+    return ns / req, cnt / req, mem[0], mem[1], unwinding(t.out)
 
 
 def main():
@@ -113,9 +132,19 @@ def main():
               "| configuration | BPF ns / request | added by stacks | runs / request "
               "| maps | of which stack maps |", "|---|---:|---:|---:|---:|---:|"]
     for c in C[1:]:
-        ns, runs, mem, smem = kern[c[0]]
+        ns, runs, mem, smem, _ = kern[c[0]]
         lines.append(f"| {c[0]} | {ns:.0f} | {ns - ref:+.0f} | {runs:.2f} | "
                      f"{mem / 1048576:.1f} MiB | {smem / 1048576:.1f} MiB |")
+    lines += ["", "DWARF unwinding (--user-stack=dwarf), from the tool's report: copies "
+              "sent to user space, bytes of stack copied per copy, user-space unwind time "
+              "per stack, copies lost with no room in the ring buffer:", "",
+              "| configuration | copies | bytes / copy | unwind us / stack | lost |",
+              "|---|---:|---:|---:|---:|"]
+    for c in C[1:]:
+        u = kern[c[0]][4]
+        if u and u["stacks"]:
+            lines.append(f"| {c[0]} | {u['stacks']} | {u['bytes_copied'] / u['stacks']:.0f} | "
+                         f"{u['unwind_ns'] / u['stacks'] / 1000:.1f} | {u['lost']} |")
     text = "\n".join(lines) + "\n"
     save("stacks", text)
     print(text)

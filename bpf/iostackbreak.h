@@ -605,7 +605,7 @@ struct rq_start {
 	/* -K, -U: the stacks it counts under, for its time (stacks.bpf.h). */
 	__s32 kstack, ustack;
 	__u32 stack_op; /* its op + 1; 0: not counted */
-	__u32 pad;
+	__u32 ucopy;	/* ustack STACK_UNWOUND: its copy's number, for its time */
 };
 
 /* The parts of an io_uring request (cells.def). */

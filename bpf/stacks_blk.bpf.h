@@ -22,7 +22,8 @@ static __always_inline void stacks_origin(void *ctx, struct request *rq, struct 
 	if (!stacks_on())
 		return;
 	op = rq ? rq_op(rq_cmd_flags(rq, btf)) : rq_op(BPF_CORE_READ(bio, bi_opf));
-	if (!stacks_count(ctx, &key, v->tgid, v->dev, op, v->comm, 1, seen_bytes(rq, bio, btf)))
+	if (!stacks_count(ctx, &key, &v->ucopy, v->tgid, v->dev, op, v->comm, 1,
+			  seen_bytes(rq, bio, btf)))
 		return;
 	v->kstack = key.kstack;
 	v->ustack = key.ustack;
@@ -34,10 +35,11 @@ static __always_inline void stacks_origin(void *ctx, struct request *rq, struct 
 static __always_inline void stacks_bio_merged(void *ctx, struct bio *bio)
 {
 	struct stack_key key = {};
+	__u32 ucopy;
 
 	if (!stacks_on())
 		return;
-	stacks_count(ctx, &key, bpf_get_current_pid_tgid() >> 32, per_disk ? bio_dev(bio) : 0,
+	stacks_count(ctx, &key, &ucopy, bpf_get_current_pid_tgid() >> 32, per_disk ? bio_dev(bio) : 0,
 		     rq_op(BPF_CORE_READ(bio, bi_opf)), NULL, 0, BPF_CORE_READ(bio, bi_iter.bi_size));
 }
 
@@ -49,6 +51,13 @@ static __always_inline void stacks_done(struct rq_start *v, __u64 delta)
 
 	if (!v->stack_op)
 		return;
+	if (v->ustack == STACK_UNWOUND) {
+		struct ustack_done d = { .seq = v->ucopy, .ns = delta };
+
+		if (d.seq && bpf_ringbuf_output(&ustack_snaps, &d, sizeof(d), 0))
+			stack_loss(STACK_LOSS_SNAPS, 1);
+		return;
+	}
 	key.kstack = v->kstack;
 	key.ustack = v->ustack;
 	key.tgid = per_process || stacks_user ? v->tgid : 0;

@@ -11,6 +11,10 @@
  * libc built without frame pointers leaves the frame pointer as its caller
  * set it, so the walk goes from pread64 to read_block's caller. Each path
  * is then main;read_*;pread64, as users of such a libc see theirs.
+ *
+ * Built a second time at -O2 without frame pointers (stackwork-nofp), as
+ * distributions build programs: its paths, main;read_*;read_block;pread64,
+ * are what --user-stack=dwarf unwinds and the frame-pointer walk does not.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

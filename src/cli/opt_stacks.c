@@ -3,6 +3,7 @@
 #include "layers.h"
 #include "opt_stacks.h"
 #include "opt_values.h"
+#include "stacks.h"
 
 int opt_kstack(struct config *cfg, const char *arg)
 {
@@ -11,10 +12,42 @@ int opt_kstack(struct config *cfg, const char *arg)
 	return 0;
 }
 
+/* -U, --user-stack[=fp|dwarf|auto]: arg NULL for the first. */
 int opt_ustack(struct config *cfg, const char *arg)
 {
-	(void)arg;
+	enum ustack_mode mode;
+
 	cfg->ustack = true;
+	/* -U again, or -U beside --user-stack=dwarf: the walk named stays. */
+	if (!arg)
+		return 0;
+	if (!strcmp(arg, "auto"))
+		mode = USTACK_AUTO;
+	else if (!strcmp(arg, "fp"))
+		mode = USTACK_FP;
+	else if (!strcmp(arg, "dwarf"))
+		mode = USTACK_DWARF;
+	else
+		return opt_fail(cfg, "invalid --user-stack '%s': give fp (frame pointers), dwarf "
+				     "(unwind a copy of the stack) or auto", arg);
+	if (cfg->ustack_mode_given && mode != cfg->ustack_mode)
+		return opt_fail(cfg, "--user-stack given twice, '%s' and '%s': give one walk",
+				arg, cfg->ustack_mode == USTACK_FP ? "fp" :
+				cfg->ustack_mode == USTACK_DWARF ? "dwarf" : "auto");
+	cfg->ustack_mode = mode;
+	cfg->ustack_mode_given = true;
+	return 0;
+}
+
+/* --user-stack-size: at least a few frames' worth, at most the copy's room. */
+int opt_ustack_size(struct config *cfg, const char *arg)
+{
+	long v = opt_positive(arg);
+
+	if (v < 256 || v > USTACK_SIZE_OPT_MAX)
+		return opt_fail(cfg, "invalid --user-stack-size '%s': give a number of bytes "
+				     "from 256 to %d", arg, USTACK_SIZE_OPT_MAX);
+	cfg->ustack_size = (unsigned int)v;
 	return 0;
 }
 
@@ -87,6 +120,10 @@ int opt_check_stacks(struct config *cfg)
 {
 	bool asked = cfg->stack_ops || cfg->weight != WEIGHT_DEFAULT || cfg->max_stacks ||
 		     cfg->folded || cfg->flamegraph;
+
+	if (cfg->ustack_size && (!cfg->ustack || cfg->ustack_mode == USTACK_FP))
+		return opt_fail(cfg, "--user-stack-size sizes the stack copied for unwinding: "
+				     "give -U (auto) or --user-stack=dwarf, not fp");
 
 	if (!config_stacks(cfg)) {
 		if (asked)

@@ -8,6 +8,7 @@
 
 int opt_kstack(struct config *cfg, const char *arg);
 int opt_ustack(struct config *cfg, const char *arg);
+int opt_ustack_size(struct config *cfg, const char *arg);
 int opt_io(struct config *cfg, const char *arg);
 int opt_weight(struct config *cfg, const char *arg);
 int opt_folded(struct config *cfg, const char *arg);

@@ -219,6 +219,7 @@ enum long_only_keys {
 	OPT_IO,
 	OPT_WEIGHT,
 	OPT_MAX_STACKS,
+	OPT_USTACK_SIZE,
 	OPT_FOLDED,
 	OPT_FLAMEGRAPH,
 	OPT_PATTERN,
@@ -423,10 +424,18 @@ static const struct opt_row rows[] = {
 	  "Count block requests by the kernel stack that made them (bytes by default; "
 	  "--weight), per disk with -D, per process with -P",
 	  SET(kstack), .check = opt_check_stacks },
-	{ "user-stack", 'U', NULL,
+	{ "user-stack", 'U', "fp|dwarf|auto",
 	  "Count block requests by the user stack of the thread that submitted them "
-	  "(with -K: both); needs frame pointers in the program",
-	  SET(ustack) },
+	  "(with -K: both), or without blk the calls by theirs; walked by frame pointers "
+	  "(fp), by unwinding a copy of the stack with the binaries' call frame "
+	  "information (dwarf), or per process, fp where its executable has frame "
+	  "pointers and dwarf where not (auto, the default)",
+	  .parse = opt_ustack, .optional = true },
+	{ "user-stack-size", OPT_USTACK_SIZE, "BYTES",
+	  "With --user-stack=dwarf or auto: bytes of user stack copied per event for "
+	  "unwinding, from 256 to " IOSB_STR(USTACK_SIZE_OPT_MAX) " (default "
+	  IOSB_STR(DEFAULT_USTACK_SIZE) "); a deeper stack ends in [truncated]",
+	  .parse = opt_ustack_size, .once = true },
 	{ "io", OPT_IO, "r|w|rw", "With -K or -U: count reads, writes or both (default: every request)",
 	  .parse = opt_io, .once = true },
 	{ "weight", OPT_WEIGHT, "requests|bytes|time",

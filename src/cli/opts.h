@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "iostackbreak.h"
+#include "stacks.h"
 
 /* Most --file options (the kernel's filter has room for this many). */
 #define MAX_FILES 8
@@ -103,6 +104,9 @@ struct config {
 	/* Stacks of block I/O (src/report/stacks.c, src/cli/opt_stacks.c). */
 	bool kstack;		  /* -K: the kernel stack of each request */
 	bool ustack;		  /* -U: the user stack of its submitter */
+	enum ustack_mode ustack_mode; /* --user-stack=fp|dwarf|auto */
+	bool ustack_mode_given;       /* a walk was named (not -U alone) */
+	unsigned int ustack_size; /* --user-stack-size; 0: DEFAULT_USTACK_SIZE */
 	bool call_stacks;	  /* -U without blk: of the root layer's calls instead */
 	unsigned int stack_ops;	  /* --io: a bit per enum blk_op; 0: every op */
 	enum stack_weight weight; /* --weight */

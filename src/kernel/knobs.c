@@ -115,11 +115,24 @@ static void set_stacks(struct iostackbreak_bpf *skel, const struct config *cfg,
 	ro->stacks_user = blk && !cfg->call_stacks && cfg->ustack;
 	ro->stacks_calls = cfg->call_stacks && plan->root_layer >= 0;
 	ro->stacks_ops = cfg->stack_ops ? cfg->stack_ops : ~0U;
+	ro->ustack_mode = cfg->ustack ? cfg->ustack_mode : USTACK_FP;
+	ro->ustack_size = cfg->ustack_size ? cfg->ustack_size : DEFAULT_USTACK_SIZE;
 	/* A ring buffer is a whole number of pages (64 KiB on some arm64). */
-	if (page > 4096)
+	if (page > 4096) {
 		bpf_map__set_max_entries(skel->maps.stack_proc_news, (__u32)page);
+		bpf_map__set_max_entries(skel->maps.ustack_snaps, (__u32)page);
+	}
 	if (!ro->stacks_kernel && !ro->stacks_user && !ro->stacks_calls)
 		return;
+	/*
+	 * Copies of user stacks: 8 MiB hold about a thousand of 8 KiB, a
+	 * burst that user space, unwinding each in tens of microseconds,
+	 * drains before it fills; what does not fit is counted.
+	 */
+	if (cfg->ustack && cfg->ustack_mode != USTACK_FP)
+		bpf_map__set_max_entries(skel->maps.ustack_snaps, 8U << 20);
+	if (cfg->ustack && cfg->ustack_mode == USTACK_AUTO)
+		bpf_map__set_max_entries(skel->maps.ustack_modes, 4096);
 	/* A message of 16 bytes per new key: room for a burst of 4096. */
 	if (page < 65536)
 		bpf_map__set_max_entries(skel->maps.stack_proc_news, 65536);

@@ -66,6 +66,17 @@ struct stack_source {
 		     struct stack_frame *f);
 };
 
+/* DWARF: the copies of user stacks unwound in the run, and how they ended. */
+struct stack_unwinding {
+	uint64_t unwound;      /* copies unwound with call frame information */
+	uint64_t fp_walked;    /* auto: copies of processes with frame pointers, walked by them */
+	uint64_t truncated;    /* ended in [truncated]: the copy was too small */
+	uint64_t no_cfi;       /* ended in [no unwind info: FILE] */
+	uint64_t failed;       /* ended in [unwind failed: FILE] */
+	uint64_t copied_bytes; /* bytes of stack copied, all copies (both kinds) */
+	uint64_t unwind_ns;    /* user space's time unwinding them */
+};
+
 struct stack_report {
 	struct stack_entry *entries; /* heaviest first */
 	size_t nr_entries;
@@ -80,6 +91,7 @@ struct stack_report {
 	uint64_t max_keys;	   /* its room (--max-stacks) */
 	uint64_t unresolved;	   /* frames printed as [unknown] */
 	unsigned int procs_unread; /* processes whose maps could not be read */
+	struct stack_unwinding unw; /* --user-stack=dwarf, auto */
 };
 
 /*

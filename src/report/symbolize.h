@@ -50,6 +50,58 @@ void sym_proc_cover(struct symbolizer *s, int tgid, const uint64_t *addrs, unsig
 int sym_user(struct symbolizer *s, int tgid, uint64_t addr, bool return_addr,
 	     struct sym_frame *f);
 
+/*
+ * The ends of an unwound stack (sym_unwind): its last address marked with
+ * SYM_MARK. A stack cut by the copy's size ends in SYM_MARK alone
+ * ("[truncated]"); one whose last frame has no call frame information in
+ * its file in SYM_MARK | SYM_MARK_NO_CFI | that frame's address ("[no unwind
+ * info: libfoo.so]"); one whose unwinding failed otherwise (a return
+ * address no file maps) in SYM_MARK | SYM_MARK_FAILED | the address.
+ */
+#define SYM_MARK (1ULL << 63)
+#define SYM_MARK_NO_CFI (1ULL << 62)
+#define SYM_MARK_FAILED (1ULL << 61)
+#define SYM_MARK_ADDR(a) ((a) & ((1ULL << 61) - 1))
+
+/* The name of an unwound stack's end mark ("[truncated]"); returns 0. */
+int sym_mark_name(struct symbolizer *s, int tgid, uint64_t addr, struct sym_frame *f);
+
+/* A thread's user registers at the event, as the kernel copied them. */
+struct sym_regs {
+	uint64_t ip, sp, fp, lr; /* lr: arm64's link register */
+};
+
+/*
+ * Unwinds a copy of a thread of tgid's user stack: size bytes from
+ * regs->sp up; full: the copy is as big as asked (the stack may go on
+ * above it). Frames are read by libdwfl from the files' .eh_frame or
+ * .debug_frame; saved registers from the copy, other memory from the
+ * process. Writes up to max addresses innermost first (the first exact,
+ * the others where calls return to), the last a SYM_MARK when the stack
+ * ends short; returns how many. Thread-safe, as sym_proc_note.
+ */
+unsigned int sym_unwind(struct symbolizer *s, int tgid, const struct sym_regs *regs,
+			const void *stack, size_t size, bool full, uint64_t *ips, unsigned int max);
+
+/*
+ * The frame-pointer walk of a copy, as the kernel's walk of the live
+ * stack (--user-stack=auto, for a process with frame pointers whose first
+ * stacks were copied before it was known): the same arguments and result
+ * as sym_unwind.
+ */
+unsigned int sym_walk_fp(const struct sym_regs *regs, const void *stack, size_t size, bool full,
+			 uint64_t *ips, unsigned int max);
+
+/*
+ * --user-stack=auto: does tgid's executable keep frame pointers? Most of
+ * its functions (those its symbol table names) begin by setting the frame
+ * pointer up: x86-64's push %rbp; mov %rsp,%rbp, arm64's mov x29, sp. A
+ * binary built without them has it in few functions (those with variable
+ * frames). Returns 1 yes, 0 no or unknown (DWARF then: it is whole either
+ * way). *fresh: this is the first answer for tgid.
+ */
+int sym_proc_has_fp(struct symbolizer *s, int tgid, bool *fresh);
+
 /* Processes whose maps could not be read (gone before they were noted). */
 unsigned int sym_procs_unread(const struct symbolizer *s);
 

@@ -165,6 +165,12 @@ void stacks_text(FILE *out, const struct stack_report *r)
 	if (r->procs_unread)
 		fprintf(out, "; %u processes gone before their maps were read",
 			r->procs_unread);
+	if (r->unw.unwound || r->losses[STACK_LOSS_SNAPS])
+		fprintf(out, "; user stacks unwound: %" PRIu64 ", %" PRIu64 " [truncated], %" PRIu64
+			     " [no unwind info], %" PRIu64 " [unwind failed], %" PRIu64
+			     " LOST with no room in the ring buffer",
+			r->unw.unwound, r->unw.truncated, r->unw.no_cfi, r->unw.failed,
+			r->losses[STACK_LOSS_SNAPS]);
 	fprintf(out, ")\n");
 }
 
@@ -251,8 +257,24 @@ json_object *stacks_json(const struct stack_report *r)
 			       json_object_new_uint64(r->losses[STACK_LOSS_TRACES]));
 	json_object_object_add(lost, "processes_untold",
 			       json_object_new_uint64(r->losses[STACK_LOSS_PROCS]));
+	json_object_object_add(lost, "stack_copies",
+			       json_object_new_uint64(r->losses[STACK_LOSS_SNAPS]));
 	json_object_object_add(root, "lost", lost);
 	json_object_object_add(root, "unresolved_frames", json_object_new_uint64(r->unresolved));
+	if (r->unw.unwound || r->unw.fp_walked || r->losses[STACK_LOSS_SNAPS]) {
+		json_object *u = json_object_new_object();
+
+		json_object_object_add(u, "stacks", json_object_new_uint64(r->unw.unwound));
+		json_object_object_add(u, "walked_by_frame_pointers",
+				       json_object_new_uint64(r->unw.fp_walked));
+		json_object_object_add(u, "truncated", json_object_new_uint64(r->unw.truncated));
+		json_object_object_add(u, "no_unwind_info", json_object_new_uint64(r->unw.no_cfi));
+		json_object_object_add(u, "failed", json_object_new_uint64(r->unw.failed));
+		json_object_object_add(u, "bytes_copied",
+				       json_object_new_uint64(r->unw.copied_bytes));
+		json_object_object_add(u, "unwind_ns", json_object_new_uint64(r->unw.unwind_ns));
+		json_object_object_add(root, "unwinding", u);
+	}
 	json_object_object_add(root, "processes_unread", json_object_new_uint64(r->procs_unread));
 	return root;
 }

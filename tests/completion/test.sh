@@ -81,6 +81,8 @@ complete_words iostackbreak --io ''
 expect "--io: r w rw" "r w rw"
 complete_words iostackbreak --weight = ''
 expect "--weight=: requests bytes time" "requests bytes time"
+complete_words iostackbreak --user-stack = ''
+expect "--user-stack=: fp dwarf auto" "fp dwarf auto"
 # An optional value only after "=": "--folded " is followed by options.
 complete_words iostackbreak --folded --ve
 expect "--folded --ve: an option" "--version --verbose"

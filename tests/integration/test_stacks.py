@@ -18,23 +18,27 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
-from harness import ROOT, LoopDevice, Skip, Tool, check_blk_count, disk_stats, test
+from harness import (ROOT, LoopDevice, Process, Skip, Tool, check_blk_count, count, disk_stats,
+                     mount, run, run_process, stop_group, test, unmount)
 
 STACKWORK = os.path.join(ROOT, "build", "stackwork")
+# The same program at -O2 without frame pointers, as distributions build theirs.
+STACKWORK_NOFP = os.path.join(ROOT, "build", "stackwork-nofp")
 HUNDRED, THREE_HUNDRED = 100 * 4096, 300 * 4096
 
 
-def traced(loop, tmp, *args):
-    """stackwork under -T blk -d LOOP ARGS --json --folded=FILE
+def traced(loop, tmp, *args, prog=STACKWORK):
+    """prog (stackwork) under -T blk -d LOOP ARGS --json --folded=FILE
     --flamegraph=TMP/stacks.svg: (the JSON report, the folded lines, the
     workload's own line, diskstats' reads and sectors read by the run)."""
     folded = os.path.join(tmp, "stacks.folded")
     before = disk_stats(loop.name)
     tool = Tool("-T", "blk", "-d", loop.name, "--json", f"--folded={folded}",
                 f"--flamegraph={os.path.join(tmp, 'stacks.svg')}", *args,
-                "--", STACKWORK, loop.dev)
+                "--", prog, loop.dev)
     rc, out, err = tool.wait()
     after = disk_stats(loop.name)
     assert rc == 0, f"tool exited {rc}: {err}"
@@ -49,14 +53,14 @@ def traced(loop, tmp, *args):
             after.sectors_read - before.sectors_read)
 
 
-def user_paths(rows):
+def user_paths(rows, comm="stackwork"):
     """The folded rows summed by their user frames (those without _[k])."""
     paths = collections.Counter()
     for row in rows:
         stack, weight = row.rsplit(" ", 1)
         frames = stack.split(";")
         user = tuple(f for f in frames[1:] if not f.endswith("_[k]"))
-        assert frames[0] == "stackwork", row
+        assert frames[0] == comm, row
         paths[user] += int(weight)
     return paths
 
@@ -250,5 +254,340 @@ def call_stacks_of_two_paths_by_part():
                 leaves = {line.rsplit(" ", 1)[0].rsplit(";", 1)[1] for line in f
                           if "read_hundred" in line}
             assert "[io_wait]" in leaves and "[syscall]" in leaves, leaves
+        finally:
+            loop.close()
+
+
+def is_known_path(p, fn):
+    """p (outermost first) holds main, fn, read_block and libc's pread64,
+    each calling the next, and nothing inside them: the source's path."""
+    if "main" not in p:
+        return False
+    inner = p[p.index("main") + 1:]
+    return len(inner) == 3 and inner[:2] == (fn, "read_block") and "pread" in inner[2]
+
+
+def check_unwinding(st, copies, what):
+    """Every copy unwound whole: none lost, cut short or failed."""
+    u = st["unwinding"]
+    assert u["stacks"] == copies and st["lost"]["stack_copies"] == 0, f"{what}: {u} {st['lost']}"
+    assert (u["truncated"], u["no_unwind_info"], u["failed"]) == (0, 0, 0), f"{what}: {u}"
+    print(f"    {what}: {u['stacks']} copies, {u['bytes_copied'] // u['stacks']} bytes each, "
+          f"unwound in {u['unwind_ns'] // u['stacks'] / 1000:.1f} us each", flush=True)
+
+
+@test
+def dwarf_stacks_of_a_program_without_frame_pointers():
+    """stackwork-nofp, the test program at -O2 without frame pointers:
+    --user-stack=dwarf gives every one of its 400 block requests the
+    source's path, _start ... main;read_X;read_block;pread64, 100 and 300
+    of them as the workload and /proc/diskstats count, every copy unwound
+    whole; --user-stack=fp on the same binary finds neither path (its
+    frame-pointer walk goes astray after pread64). The syscall layer's
+    call stacks likewise: 100 and 300 preads on the two known paths."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=8)
+        try:
+            rep, rows, work, reads, sectors = traced(loop, tmp, "--user-stack=dwarf",
+                                                     "--weight=requests", prog=STACKWORK_NOFP)
+            assert work.split()[-1] == f"bytes={HUNDRED + THREE_HUNDRED}", work
+            assert (reads, sectors * 512) == (400, HUNDRED + THREE_HUNDRED), (reads, sectors)
+            paths = user_paths(rows, "stackwork-nofp")
+            assert len(paths) == 2, dict(paths)
+            for fn, n in (("read_hundred", 100), ("read_three_hundred", 300)):
+                p = path_of(paths, fn)
+                assert paths[p] == n and is_known_path(p, fn) and p[0] == "_start", (p, paths[p])
+                print(f"    dwarf: {';'.join(p)} {paths[p]}", flush=True)
+            check_unwinding(rep["stacks"], 400, "blk dwarf")
+            # Each request's time, sent by its completion after its copy.
+            timed = sum(e["ops"].get("read", {}).get("timed", 0) for e in rep["stacks"]["stacks"])
+            check_blk_count(rep, timed, 400, "dwarf: requests timed")
+
+            rep, rows, _, reads, _ = traced(loop, tmp, "--user-stack=fp", "--weight=requests",
+                                            prog=STACKWORK_NOFP)
+            assert reads == 400, reads
+            paths = user_paths(rows, "stackwork-nofp")
+            assert sum(paths.values()) == 400, dict(paths)
+            for p, n in paths.most_common():
+                assert not any(is_known_path(p, fn)
+                               for fn in ("read_hundred", "read_three_hundred")), p
+                print(f"    fp:    {';'.join(p)} {n}", flush=True)
+
+            # The syscall layer: each pread's stack at its exit.
+            folded = os.path.join(tmp, "calls.folded")
+            tool = Tool("-T", "syscall", "--user-stack=dwarf", "--json", f"--folded={folded}",
+                        "--", STACKWORK_NOFP, loop.dev)
+            rc, out, err = tool.wait()
+            assert rc == 0, f"tool exited {rc}: {err}"
+            rep = [json.loads(line) for line in out.splitlines() if line.startswith("{")][0]
+            st = rep["stacks"]
+            assert st["of"] == "calls" and st["lost"]["requests"] == 0, st
+            calls = collections.Counter()
+            for e in st["stacks"]:
+                read = e["ops"].get("read")
+                names = tuple(f["name"] for f in reversed(e["user_frames"]))
+                if not read or "main" not in names:
+                    continue  # the loader's reads of libraries, before main
+                assert any(is_known_path(names, fn)
+                           for fn in ("read_hundred", "read_three_hundred")), names
+                if e.get("part") == "syscall":
+                    calls[names[names.index("main") + 1]] += read["requests"]
+            assert calls == {"read_hundred": 100, "read_three_hundred": 300}, calls
+            copies = st["unwinding"]["stacks"]
+            assert copies >= 400, st["unwinding"]
+            check_unwinding(st, copies, "syscall dwarf")
+        finally:
+            loop.close()
+
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
+
+def strace_calls(path, names):
+    """The calls of the syscalls names in strace -c's summary at path."""
+    calls = 0
+    with open(path) as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) >= 5 and cols[-1] in names and cols[3].isdigit():
+                calls += int(cols[3])
+    return calls
+
+
+def children_of(pid):
+    """The processes pid forked that live now."""
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            kids += [int(k) for k in f.read().split()]
+    return kids
+
+
+@test
+def postgres_wal_flush_stacks_unwound():
+    """Debian's PostgreSQL 15 (built without frame pointers), a cluster on a
+    loop device of the test's, under pgbench: with -T syscall -p POSTMASTER
+    -f --user-stack=dwarf every fsync and fdatasync call is counted, as
+    many as strace -f -c counts on the same processes in the same run, and
+    every WAL flush's stack is whole, from _start to libc's fdatasync, and
+    names PostgreSQL's own path by its exported functions: XLogFlush under
+    the commit (CommitTransactionCommand) of the backend, with nothing but
+    PostgreSQL's own frames between the commit and fdatasync."""
+    postgres = os.path.join(PG_BIN, "postgres")
+    if not os.path.exists(postgres) or not shutil.which("pgbench") or not shutil.which("strace"):
+        raise Skip("PostgreSQL 15 or strace is not installed: run scripts/install-test-deps.sh")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        os.chmod(tmp, 0o755)  # the postgres user goes through it
+        loop = LoopDevice(tmp, size_mib=256)
+        mnt, sock = os.path.join(tmp, "mnt"), os.path.join(tmp, "sock")
+        os.mkdir(mnt)
+        os.mkdir(sock)
+        pg = None
+        try:
+            run("mkfs.ext4", "-q", "-F", loop.dev, check=True)
+            assert mount(loop.dev, where=mnt).returncode == 0
+            data = os.path.join(mnt, "pg")
+            os.mkdir(data, 0o700)
+            for d in (data, sock):
+                shutil.chown(d, "postgres", "postgres")
+            run_process([os.path.join(PG_BIN, "initdb"), "-D", data, "-A", "trust", "-U",
+                         "postgres"], user="postgres", capture_output=True, check=True)
+            with open(os.path.join(tmp, "pg.log"), "w") as log:
+                # WAL flushed by each committing backend, nothing in the
+                # background that the run's ends could cut.
+                pg = Process([postgres, "-D", data, "-k", sock, "-p", "54329", "-c",
+                              "listen_addresses=", "-c", "autovacuum=off", "-c",
+                              "wal_sync_method=fdatasync", "-c", "checkpoint_timeout=1h"],
+                             user="postgres", stdout=log, stderr=log)
+            conn = ["-h", sock, "-p", "54329", "-U", "postgres"]
+            for _ in range(300):
+                if run_process(["pg_isready", *conn], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.1)
+            run_process(["pgbench", "-i", "-q", "-s", "1", *conn, "postgres"],
+                        capture_output=True, check=True)
+            folded = os.path.join(tmp, "pg.folded")
+            tool = Tool("-T", "syscall", "-p", str(pg.pid), "-f", "--user-stack=dwarf",
+                        "--json", f"--folded={folded}")
+            summary = os.path.join(tmp, "strace.txt")
+            pids = [pg.pid] + children_of(pg.pid)
+            st = Process(["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", summary]
+                         + [a for p in pids for a in ("-p", str(p))],
+                         stderr=subprocess.PIPE, text=True)
+            attached = 0
+            while attached < len(pids):
+                line = st.stderr.readline()
+                assert line, f"strace: {attached} of {len(pids)} attached"
+                attached += "attached" in line
+            run_process(["pgbench", "-n", "-c", "2", "-t", "200", *conn, "postgres"],
+                        capture_output=True, check=True)
+            stop_group(st)
+            rep = tool.stop_json()[-1]
+            truth = strace_calls(summary, ("fsync", "fdatasync"))
+            stacks = rep["stacks"]
+            calls = count(rep, "syscall", "fsync")
+            assert calls == truth and truth >= 200, (calls, truth)
+            assert stacks["lost"]["requests"] == 0 and stacks["lost"]["stack_copies"] == 0, \
+                stacks["lost"]
+            flushes = in_stacks = 0
+            for e in stacks["stacks"]:
+                if "fsync" not in e["ops"]:
+                    continue
+                names = [f["name"] for f in reversed(e["user_frames"])]
+                if e.get("part") == "syscall":
+                    in_stacks += e["ops"]["fsync"]["requests"]
+                if "XLogFlush" not in names:
+                    continue
+                flushes += e["ops"]["fsync"]["requests"]
+                # Whole (from _start, no end mark), and from the commit in:
+                # CommitTransactionCommand, XLogFlush, then libc's
+                # fdatasync; between them only PostgreSQL's own frames (its
+                # static functions, XLogWrite and the like, are in no symbol
+                # table of Debian's stripped binary: "[unknown] (postgres)").
+                assert names[0] == "_start" and names[-1].endswith("fdatasync"), names
+                i = names.index("CommitTransactionCommand")
+                assert i < names.index("XLogFlush"), names
+                assert all(not n.startswith("[") or n == "[unknown] (postgres)"
+                           for n in names[i:-1]), names
+            assert in_stacks == calls, (in_stacks, calls)
+            assert flushes > 0, stacks["stacks"]
+            top = max((e for e in stacks["stacks"] if "fsync" in e["ops"]),
+                      key=lambda e: e["ops"]["fsync"]["requests"])
+            print(f"    {calls} fsync/fdatasync calls, strace -f -c: {truth}; "
+                  f"{stacks['unwinding']}", flush=True)
+            print("    " + ";".join(f["name"] for f in reversed(top["user_frames"])),
+                  flush=True)
+        finally:
+            # The cluster stops (by its postmaster's PID) before its file
+            # system goes, and that before the temp dir is removed.
+            if pg:
+                stop_group(pg)
+            unmount(mnt)
+            loop.close()
+
+
+@test
+def redis_aof_fsync_stacks_unwound():
+    """Debian's Redis 7 with appendonly yes and appendfsync always, its
+    append-only file on a loop device of the test's, under
+    redis-benchmark: with -T syscall -p REDIS --user-stack=dwarf its
+    fsync/fdatasync calls are as many as strace -f -c counts on the same
+    run, and every stack of the main thread's AOF flushes is whole, from
+    _start through aeMain, beforeSleep and flushAppendOnlyFile to libc's
+    fdatasync."""
+    server, bench, cli = (shutil.which(p) for p in ("redis-server", "redis-benchmark", "redis-cli"))
+    if not (server and bench and cli and shutil.which("strace")):
+        raise Skip("redis-server, redis-benchmark or strace is not installed")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=64)
+        mnt, sock = os.path.join(tmp, "mnt"), os.path.join(tmp, "redis.sock")
+        os.mkdir(mnt)
+        srv = None
+        try:
+            run("mkfs.ext4", "-q", "-F", loop.dev, check=True)
+            assert mount(loop.dev, where=mnt).returncode == 0
+            with open(os.path.join(tmp, "redis.log"), "w") as log:
+                srv = Process([server, "--port", "0", "--unixsocket", sock, "--dir", mnt,
+                               "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                               "--daemonize", "no"], stdout=log, stderr=log)
+            for _ in range(300):
+                p = run_process([cli, "-s", sock, "ping"], capture_output=True, text=True)
+                if p.stdout.strip() == "PONG":
+                    break
+                time.sleep(0.1)
+            tool = Tool("-T", "syscall", "-p", str(srv.pid), "--user-stack=dwarf", "--json")
+            summary = os.path.join(tmp, "strace.txt")
+            st = Process(["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o", summary,
+                          "-p", str(srv.pid)], stderr=subprocess.PIPE, text=True)
+            # One line once every thread is attached ("... attached with N threads").
+            line = st.stderr.readline()
+            assert "attached" in line, line
+            run_process([bench, "-s", sock, "-t", "set", "-n", "300", "-c", "1", "-q"],
+                        capture_output=True, check=True)
+            stop_group(st)
+            rep = tool.stop_json()[-1]
+            truth = strace_calls(summary, ("fsync", "fdatasync"))
+            calls = count(rep, "syscall", "fsync")
+            stacks = rep["stacks"]
+            assert calls == truth and truth >= 300, (calls, truth)
+            assert stacks["lost"]["requests"] == 0 and stacks["lost"]["stack_copies"] == 0, \
+                stacks["lost"]
+            flushes = 0
+            for e in stacks["stacks"]:
+                if "fsync" not in e["ops"]:
+                    continue
+                names = [f["name"] for f in reversed(e["user_frames"])]
+                if "flushAppendOnlyFile" not in names:
+                    continue
+                if e.get("part") == "syscall":
+                    flushes += e["ops"]["fsync"]["requests"]
+                assert names[0] == "_start" and names[-1].endswith("fdatasync"), names
+                path = [n for n in names if n in ("main", "aeMain", "beforeSleep",
+                                                  "flushAppendOnlyFile")]
+                assert path == ["main", "aeMain", "beforeSleep", "flushAppendOnlyFile"], names
+                last = names
+            assert flushes >= 300, (flushes, stacks["stacks"])
+            print(f"    {calls} fsync/fdatasync calls, strace -f -c: {truth}; AOF flushes "
+                  f"{flushes}: " + ";".join(last), flush=True)
+        finally:
+            if srv:
+                stop_group(srv)
+            unmount(mnt)
+            loop.close()
+
+
+@test
+def dwarf_stacks_as_perf_unwinds_them():
+    """The same frames in the same order as perf record --call-graph=dwarf
+    on a separate run of stackwork-nofp: perf's stacks of its pread64
+    entries (raw_syscalls:sys_enter filtered to pread64's number) and the
+    tool's call stacks of its preads both go main;read_X;read_block, 100
+    and 300 times."""
+    if not shutil.which("perf"):
+        raise Skip("perf is not installed")
+    nr = {"x86_64": 17, "aarch64": 67}.get(os.uname().machine)
+    if nr is None:
+        raise Skip(f"pread64's number on {os.uname().machine} is not known here")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        loop = LoopDevice(tmp, size_mib=8)
+        try:
+            data = os.path.join(tmp, "perf.data")
+            p = run_process(["perf", "record", "-q", "-o", data, "-e", "raw_syscalls:sys_enter",
+                             "--filter", f"id == {nr}", "--call-graph=dwarf,8192", "--",
+                             STACKWORK_NOFP, loop.dev], capture_output=True, text=True,
+                            timeout=120)
+            if p.returncode:
+                raise Skip(f"perf record cannot run here: {p.stderr.strip()[-300:]}")
+            p = run_process(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True,
+                            text=True, timeout=120, check=True)
+            perf = collections.Counter()
+            for block in p.stdout.split("\n\n"):
+                syms = [line.split(None, 1)[1].split("+")[0] for line in block.splitlines()
+                        if len(line.split(None, 1)) == 2]
+                own = [s for s in reversed(syms) if s in ("main", "read_hundred",
+                                                          "read_three_hundred", "read_block")]
+                if own:
+                    perf[tuple(own)] += 1
+
+            tool = Tool("-T", "syscall", "--user-stack=dwarf", "--json", "--", STACKWORK_NOFP,
+                        loop.dev)
+            rc, out, err = tool.wait()
+            assert rc == 0, f"tool exited {rc}: {err}"
+            rep = [json.loads(line) for line in out.splitlines() if line.startswith("{")][0]
+            ours = collections.Counter()
+            for e in rep["stacks"]["stacks"]:
+                if "read" not in e["ops"] or e.get("part") != "syscall":
+                    continue
+                names = [f["name"] for f in reversed(e["user_frames"])]
+                own = tuple(n for n in names if n in ("main", "read_hundred",
+                                                      "read_three_hundred", "read_block"))
+                if own:
+                    ours[own] += e["ops"]["read"]["requests"]
+            want = {("main", "read_hundred", "read_block"): 100,
+                    ("main", "read_three_hundred", "read_block"): 300}
+            assert perf == want, f"perf: {dict(perf)}"
+            assert ours == want, f"iostackbreak: {dict(ours)}"
+            for path, n in want.items():
+                print(f"    perf and iostackbreak: {';'.join(path)} {n}", flush=True)
         finally:
             loop.close()

@@ -43,6 +43,15 @@ Test(stacks, options)
 	cr_assert_eq(parse(&cfg, to_stdout), 0, "%s", cfg.errmsg);
 	cr_assert(cfg.folded && !cfg.folded_file);
 	cr_assert_eq(cfg.weight, WEIGHT_BYTES, "bytes by default");
+	cr_assert_eq(cfg.ustack_mode, USTACK_AUTO, "-U alone: auto");
+	{
+		static const char *const dwarf[] = { "-T", "blk", "-U", "--user-stack=dwarf",
+						     "-U", "--user-stack-size=4096", NULL };
+
+		cr_assert_eq(parse(&cfg, dwarf), 0, "%s", cfg.errmsg);
+		cr_assert(cfg.ustack && cfg.ustack_mode == USTACK_DWARF);
+		cr_assert_eq(cfg.ustack_size, 4096);
+	}
 }
 
 Test(stacks, bad_options)
@@ -382,6 +391,149 @@ Test(stacks, maps_read_again_for_an_address_they_miss)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/77", dir);
 	rmdir(path);
+	rmdir(dir);
+	sym_free(s);
+}
+
+/*
+ * --user-stack=dwarf's unwinding, of this process's own stack: the
+ * registers and a copy of the stack taken in unwind_here, as the BPF
+ * program takes them at an event, unwound through libdwfl and this
+ * binary's .eh_frame to its callers, named; and the frame-pointer walk of
+ * a hand-made copy.
+ */
+static uint8_t unwind_copy[8192];
+
+/* Copies the stack byte by byte up to its mapping's end, as the kernel's
+ * copy stops there: other frames' red zones are not ours to check. */
+static __attribute__((noinline, no_sanitize_address)) size_t copy_stack(uint64_t sp)
+{
+	const volatile uint8_t *from = (const uint8_t *)(uintptr_t)sp;
+	unsigned long long lo, hi;
+	size_t n = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi)
+			n = hi - sp < sizeof(unwind_copy) ? hi - sp : sizeof(unwind_copy);
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++)
+		unwind_copy[i] = from[i];
+	return n;
+}
+
+static __attribute__((noinline)) unsigned int unwind_here(struct symbolizer *s, uint64_t *ips,
+							  unsigned int max)
+{
+	struct sym_regs r = { 0 };
+	size_t n;
+
+#if defined(__x86_64__)
+	__asm__ volatile("lea (%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(r.ip), "=r"(r.sp), "=r"(r.fp));
+#elif defined(__aarch64__)
+	__asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"
+			 : "=r"(r.ip), "=r"(r.sp), "=r"(r.fp), "=r"(r.lr));
+#endif
+	n = copy_stack(r.sp);
+	return sym_unwind(s, getpid(), &r, unwind_copy, n, n == sizeof(unwind_copy), ips, max);
+}
+
+static __attribute__((noinline)) unsigned int unwind_caller(struct symbolizer *s, uint64_t *ips,
+							    unsigned int max)
+{
+	unsigned int n = unwind_here(s, ips, max);
+
+	__asm__ volatile("" ::: "memory"); /* a call, not a jump: its frame stays */
+	return n;
+}
+
+Test(stacks, dwarf_unwinds_a_copy_of_this_stack)
+{
+	struct symbolizer *s = sym_new(NULL);
+	uint64_t ips[STACK_DEPTH];
+	struct sym_frame fr;
+	unsigned int n;
+
+	cr_assert_not_null(s);
+	n = unwind_caller(s, ips, STACK_DEPTH);
+	cr_assert_geq(n, 3, "%u frames", n);
+	cr_assert_eq(sym_user(s, getpid(), ips[0], false, &fr), 0);
+	/* The compiler's clones keep the name before a dot (.constprop.0). */
+	cr_assert_eq(strncmp(fr.name, "unwind_here", 11), 0, "%s", fr.name);
+	cr_assert_eq(sym_user(s, getpid(), ips[1], true, &fr), 0);
+	cr_assert_eq(strncmp(fr.name, "unwind_caller", 13), 0, "%s", fr.name);
+	cr_assert_eq(sym_user(s, getpid(), ips[2], true, &fr), 0);
+	cr_assert(strstr(fr.name, "dwarf_unwinds_a_copy_of_this_stack"), "%s", fr.name);
+	/* A copy cut short: the unwinding says so in its last frame. */
+	n = sym_unwind(s, getpid(), &(struct sym_regs){ ips[0], 0x1000, 0, 0 }, unwind_copy, 0, true,
+		       ips, STACK_DEPTH);
+	cr_assert_geq(n, 1);
+	cr_assert(ips[n - 1] & SYM_MARK, "%u frames, last %#lx", n, (unsigned long)ips[n - 1]);
+	sym_free(s);
+}
+
+Test(stacks, frame_pointer_walk_of_a_copy)
+{
+	/* Records at sp+16 and sp+48: (caller's fp, return address). */
+	uint64_t copy[10] = { 0 }, ips[8];
+	uint64_t sp = 0x7ffd0000;
+	struct sym_regs r = { 0x401000, sp, sp + 16, 0 };
+
+	copy[2] = sp + 48;
+	copy[3] = 0x401100;
+	copy[6] = 0;
+	copy[7] = 0x401200;
+	cr_assert_eq(sym_walk_fp(&r, copy, sizeof(copy), false, ips, 8), 3);
+	cr_assert_eq(ips[0], 0x401000);
+	cr_assert_eq(ips[1], 0x401100);
+	cr_assert_eq(ips[2], 0x401200);
+	/* The chain goes on above a full copy: truncated. */
+	copy[6] = sp + 4096;
+	cr_assert_eq(sym_walk_fp(&r, copy, sizeof(copy), true, ips, 8), 4);
+	cr_assert_eq(ips[3], SYM_MARK);
+}
+
+/*
+ * --user-stack=auto's rule on the two builds of the stacks test program,
+ * beside this binary: the one built with frame pointers has them, the one
+ * built at -O2 without them has not.
+ */
+Test(stacks, auto_tells_frame_pointers_by_the_executable)
+{
+	char dir[] = "/tmp/iosb-proc-XXXXXX", self[512], path[600], exe[600];
+	static const struct {
+		const char *name;
+		int has_fp;
+	} builds[] = { { "stackwork", 1 }, { "stackwork-nofp", 0 } };
+	struct symbolizer *s;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	bool fresh;
+
+	cr_assert_gt(n, 0);
+	self[n] = '\0';
+	*strrchr(self, '/') = '\0';
+	cr_assert_not_null(mkdtemp(dir));
+	s = sym_new(dir);
+	cr_assert_not_null(s);
+	for (int i = 0; i < 2; i++) {
+		snprintf(exe, sizeof(exe), "%s/%s", self, builds[i].name);
+		if (access(exe, R_OK))
+			cr_skip_test("%s is not built (make all)", exe);
+		snprintf(path, sizeof(path), "%s/%d", dir, 100 + i);
+		cr_assert_eq(mkdir(path, 0700), 0);
+		snprintf(path, sizeof(path), "%s/%d/exe", dir, 100 + i);
+		cr_assert_eq(symlink(exe, path), 0);
+		cr_assert_eq(sym_proc_has_fp(s, 100 + i, &fresh), builds[i].has_fp, "%s", exe);
+		cr_assert(fresh);
+		cr_assert_eq(sym_proc_has_fp(s, 100 + i, &fresh), builds[i].has_fp);
+		cr_assert(!fresh, "asked once a process");
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%d", dir, 100 + i);
+		rmdir(path);
+	}
 	rmdir(dir);
 	sym_free(s);
 }

@@ -84,7 +84,9 @@ done
 # counts whole units) and JSON: each must load and attach here. Text -P
 # once ran the system call exit past 6.1's verifier limit while JSON loaded.
 for opts in "" "-P" "-G" "-T syscall -P" "-T syscall,blk -P" "-T syscall,blk -G" "-P -K" \
-	"-P --pattern" "-T blk -P" "-Q" "-D -F" "-T aio,blk -P" "-P --json" "-G --json"; do
+	"-P --pattern" "-T blk -P" "-Q" "-D -F" "-T aio,blk -P" "-P --json" "-G --json" \
+	"-T blk -K -U --user-stack=dwarf" "-T blk -U" "-T syscall -U --user-stack=dwarf" \
+	"-T syscall -U"; do
 	# shellcheck disable=SC2086 # the options split into words
 	if iostackbreak --plan --check $opts >/tmp/plan.out 2>/tmp/plan.err; then
 		pass "loads: ${opts:-(defaults)}"
