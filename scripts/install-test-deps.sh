@@ -33,11 +33,14 @@ libbpf-tools"
 # chromium: renders --heatmap's SVG in a test (a headless screenshot);
 # tmux: the terminal the --live test types into and reads.
 PKGS="$PKGS chromium fonts-dejavu-core tmux"
-# postgresql: Debian's PostgreSQL 15, built without frame pointers, whose WAL
-# flush stacks the DWARF unwinding test checks (it runs its own cluster on a
+# postgresql: Debian's PostgreSQL 15, whose WAL flush stacks the DWARF
+# unwinding test checks (its libc has no frame pointers) (it runs its own cluster on a
 # loop device; Debian's package also creates and starts one of its own where
 # systemd runs, on port 5432; the test's is on 54329).
 PKGS="$PKGS postgresql"
+# linux-perf: perf record --call-graph=dwarf, the stacks test's independent
+# unwinder on a separate run of the same program.
+PKGS="$PKGS linux-perf"
 # prometheus: its server and promtool for the exporter's integration tests,
 # which run their own server on 127.0.0.1. (Where systemd runs, Debian's
 # package also enables its own prometheus.service on port 9090: one reason
