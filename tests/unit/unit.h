@@ -238,7 +238,7 @@ static inline bool fake_fs_registered(void *ctx, const char *fs)
 #define FAKE_VFS_FNS                                                                               \
 	"vfs_read", "vfs_readv", "vfs_iter_read", "vfs_write", "vfs_writev", "vfs_iter_write",     \
 	    "vfs_open", "vfs_fsync_range", "vfs_fsync", "vfs_llseek", "io_submit_one",             \
-	    "aio_complete", "aio_fsync_work"
+	    "aio_complete", "aio_fsync_work", "handle_mm_fault"
 
 enum fake_profile {
 	FAKE_DEBIAN61,	  /* (a) 6.1: fentry and kprobes, no block_io_start */
