@@ -20,7 +20,9 @@
  * (anonymous under userfaultfd: the wait for its handler).
  *
  * Minor faults (far more frequent) pay an entry in faults and its delete;
- * they are counted nowhere.
+ * they are counted nowhere. A major fault is an event (--slower, --trace)
+ * of the fault layer: its file and the page's offset in it, its block
+ * requests.
  *
  * Included by iostackbreak.bpf.c before blk.bpf.c (one compilation unit).
  */
@@ -148,11 +150,36 @@ static __always_inline void fault_record(struct fault_start *v, __u64 end, __u64
 	}
 }
 
+/* --slower, --trace: a major fault ended, as a call event of its layer. */
+static __always_inline void emit_fault(const struct fault_start *v, __u64 end, __u64 id, __u32 ret)
+{
+	char comm[COMM_LEN] = {};
+	struct request_facts r = {
+		.layer = LAYER_FAULT,
+		.op = v->op < NR_FAULT_OPS ? v->op : FOP_OTHER,
+		.pid = id >> 32,
+		.tid = (__u32)id,
+		.start_ns = v->start_ns,
+		.end_ns = end,
+		.ret = ret,
+		.pos = v->file ? v->pgoff << fault_page_shift : NO_POS,
+		.bytes = v->file ? 1ULL << fault_page_shift : NO_POS,
+		.blk_requests = v->blk_requests,
+		.blk_bytes = v->blk_bytes,
+		.comm = comm,
+		.file = (struct file *)v->file,
+	};
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	emit_request(&r);
+}
+
 static __always_inline int fault_exit(__u32 ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct fault_start *v;
+	__u64 now;
 
 	if (ret & VM_FAULT_RETRY)
 		return 0; /* called again, or given up (fault_enter sees it) */
@@ -161,8 +188,12 @@ static __always_inline int fault_exit(__u32 ret)
 		return 0;
 	/* mm_account_fault()'s test of a major fault. */
 	if (!(ret & FAULT_ERROR_MASK) && ((ret & VM_FAULT_MAJOR) || (v->flags & FAULT_FLAG_TRIED)) &&
-	    v->file_ok)
-		fault_record(v, bpf_ktime_get_ns(), id);
+	    v->file_ok) {
+		now = bpf_ktime_get_ns();
+		fault_record(v, now, id);
+		if (events_on && (now - v->start_ns >= slower_ns || trace_on))
+			emit_fault(v, now, id, ret);
+	}
 	bpf_map_delete_elem(&faults, &tid);
 	return 0;
 }

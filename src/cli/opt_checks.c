@@ -189,11 +189,11 @@ int opt_check_file(struct config *cfg)
 
 int opt_check_calls(struct config *cfg)
 {
-	if ((cfg->slower || cfg->trace) &&
-	    !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING | 1U << LAYER_AIO)))
+	if ((cfg->slower || cfg->trace) && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING |
+							     1U << LAYER_AIO | 1U << LAYER_FAULT)))
 		return opt_fail(cfg,
 				"--slower and --trace follow calls: add a layer of calls to -T "
-				"(syscall, vfs, a file system, io_uring or aio)");
+				"(syscall, vfs, a file system, io_uring, aio or fault)");
 	return 0;
 }
 

@@ -71,7 +71,8 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 	rodata_t *ro = skel->rodata;
 	bool events = (cfg->slower || cfg->trace) &&
 		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE ||
-		       plan->cells[LAYER_AIO][0].src != METHOD_NONE);
+		       plan->cells[LAYER_AIO][0].src != METHOD_NONE ||
+		       plan->cells[LAYER_FAULT][0].src != METHOD_NONE);
 
 	ro->events_on = events;
 	ro->trace_on = events && cfg->trace;

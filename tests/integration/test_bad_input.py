@@ -22,8 +22,6 @@ ROWS = [
     (["-T"], ["-T", "x" * 5000], 2, "unknown layer"),
     # Faults have no tracepoints: fentry or kprobes only.
     (["-T"], ["-T", "fault", "--attach=tracepoint"], 1, "fault has no tracepoint source"),
-    # Faults are counted and timed, not events (yet).
-    (["-T"], ["-T", "fault", "--slower", "1ms"], 2, "add a layer of calls"),
     (["-p"], ["-p", ""], 2, "invalid PID ''"),
     (["-p"], ["-p", "-1"], 2, "invalid PID '-1'"),
     (["-p"], ["-p", "1,,2"], 2, "invalid PID ''"),

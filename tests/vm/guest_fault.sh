@@ -16,6 +16,9 @@
 #      c. MADV_RANDOM, stores on a shared mapping: file_write faults ==
 #         the majflt delta.
 #      Nothing dropped.
+#   3. Events (--slower=0, --trace): one per major fault (== majflt), each
+#      on fault.dat at its page's offset (a distinct even page each), with
+#      its block request; one async slice each in the trace.
 # Prints PASS/FAIL lines and "GUEST RESULT: P passed, F failed, S skipped".
 set -uo pipefail
 
@@ -44,8 +47,8 @@ run_faults() {
 		fail "$name" "faultwork: $(cat /tmp/fw.out)"
 		return 1
 	fi
-	iostackbreak -T fault,blk --attach="$attach" --json -p "$fw" >/tmp/fault.json \
-		2>/tmp/fault.err &
+	iostackbreak -T fault,blk --attach="$attach" --json "${topts[@]}" -p "$fw" \
+		>/tmp/fault.json 2>/tmp/fault.err &
 	tool=$!
 	if ! await /tmp/fault.err 'Hit Ctrl-C to end' "$tool" 300; then
 		fail "$name" "the tool did not attach: $(tail -n 3 /tmp/fault.err)"
@@ -71,6 +74,7 @@ run_faults() {
 	check_count "$name: nothing dropped (dropped + 1)" "$(($(jq '.dropped' <<<"$rep") + 1))" 1
 }
 
+topts=()
 for m in auto kprobe; do
 	# a. Random loads: one fault, one block read per page touched.
 	if run_faults "random $m" "$m" 512; then
@@ -106,5 +110,26 @@ for m in auto kprobe; do
 		info "write $m: $(jq -c '.fault_breakdown' <<<"$rep")"
 	fi
 done
+
+# 3. Events and the trace.
+rm -f /tmp/fault.trace
+topts=(--slower=0 --trace=/tmp/fault.trace)
+if run_faults "events" auto 512; then
+	ev=$(grep '^{"event"' /tmp/fault.json | jq -s '[.[] | select(.layer == "fault")]')
+	check_count "events: one per major fault" "$(jq length <<<"$ev")" "$delta"
+	check_count "events: on fault.dat" \
+		"$(jq '[.[] | select(.file == "fault.dat" and .op == "file_read")] | length' <<<"$ev")" \
+		"$delta"
+	# Every other page, each once: offsets 0, 8192, ... distinct.
+	check_count "events: distinct even page offsets" \
+		"$(jq '[.[] | select(.offset % 8192 == 0 and .bytes == 4096) | .offset] | unique | length' <<<"$ev")" \
+		"$delta"
+	check_count "events: one block request each" \
+		"$(jq '[.[] | select(.blk.requests == 1)] | length' <<<"$ev")" "$delta"
+	check_count "trace: one fault slice each" \
+		"$(jq '[.traceEvents[] | select(.ph == "b" and .cat == "fault")] | length' /tmp/fault.trace)" \
+		"$delta"
+	info "events: $(jq -c '.[0]' <<<"$ev")"
+fi
 
 guest_result
