@@ -15,7 +15,8 @@
  * process's /proc/PID/stat after the touches and before its exit.
  *
  * -a: minor faults only, for the bench: ROUNDS times maps PAGES pages of
- * anonymous memory, stores to each (a minor fault each) and unmaps them;
+ * anonymous memory (MADV_NOHUGEPAGE), stores to each (a minor fault each)
+ * and unmaps them;
  * prints "minor N ns_per_fault T", N the faults, T the wall time per fault.
  */
 #include <errno.h>
@@ -69,6 +70,9 @@ static int minor_faults(size_t pages, size_t rounds, size_t page)
 
 		if (m == MAP_FAILED)
 			die("mmap");
+		/* A fault a page: no transparent huge page takes 512 at once. */
+		if (madvise((void *)m, pages * page, MADV_NOHUGEPAGE))
+			die("madvise");
 		for (size_t i = 0; i < pages; i++)
 			m[i * page] = 1;
 		munmap((void *)m, pages * page);
