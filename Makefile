@@ -90,7 +90,7 @@ UNIT_BIN := $(OUTPUT)/unit-tests
 .PHONY: all clean check unit completion-check integration sanitized soak-check fuzz fuzz-check vm \
 	install format deps test-deps selftest release-check
 all: $(OUTPUT)/iostackbreak $(OUTPUT)/iowork $(OUTPUT)/iowork-static $(OUTPUT)/uringwork \
-     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork $(OUTPUT)/stackwork \
+     $(OUTPUT)/liburingwork $(OUTPUT)/aiowork $(OUTPUT)/faultwork $(OUTPUT)/stackwork \
      $(OUTPUT)/stackwork-nofp
 
 $(OUTPUT):
@@ -152,6 +152,11 @@ $(OUTPUT)/uringwork: tools/uringwork.c | $(OUTPUT)
 
 # Linux AIO requests of known counts (fsyncs through AIO), raw system calls.
 $(OUTPUT)/aiowork: tools/aiowork.c | $(OUTPUT)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+# Major page faults of known counts on a mapped file.
+$(OUTPUT)/faultwork: tools/faultwork.c | $(OUTPUT)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
@@ -243,7 +248,7 @@ vm-f2fs: all $(OUTPUT)/compat32
 .PHONY: vms
 vms: all $(OUTPUT)/compat32
 	$(Q)$(MAKE) --no-print-directory -j2 --output-sync=target vm vm-6.12 vm-uring vm-bio vm-blk vm-aio \
-		vm-writeback
+		vm-fault vm-writeback
 
 # The block layer exact on the stock kernels (tests/vm/blk.sh): fio psync
 # QD1, io_uring QD32 and 32 jobs on a virtio disk, with the default programs
@@ -265,6 +270,10 @@ vm-aio: all
 # (tests/vm/writeback.sh): dd's /proc/PID/io against the bytes written back
 # for it, on ext4, two writers of one file, below dm-linear and dm-delay,
 # with tp_btf and with raw tracepoints, on 6.1 then 6.12. In make check (vms).
+.PHONY: vm-fault
+vm-fault: all
+	$(LEFTOVERS) vm-fault -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/fault.sh || exit 1; done'
+
 .PHONY: vm-writeback
 vm-writeback: all
 	$(LEFTOVERS) vm-writeback -- sh -c 'for k in "" 6.12; do IOSB_VM_KERNEL=$$k tests/vm/writeback.sh || exit 1; done'

@@ -210,6 +210,7 @@ static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct 
 	struct rq_start v = {};
 	struct uring_start *ur;
 	struct aio_start *ar;
+	struct fault_start *fr;
 	bool wanted, calls;
 	struct thread_starts *mine = NULL, *call = NULL;
 
@@ -223,6 +224,13 @@ static __always_inline int blk_first_seen(void *ctx, struct request *rq, struct 
 	ur = uring_issuing(&ukey, blk_origin_sees_all);
 	/* Likewise an aio request's submission or fsync worker (aio.bpf.c). */
 	ar = ur ? NULL : aio_issuing(&akey);
+	/* A thread's request inside a fault (fault.bpf.c) is its fault's too:
+	 * the page it waits for (read-ahead included). */
+	fr = ur || ar ? NULL : fault_issuing();
+	if (fr && fr->file_ok) {
+		fr->blk_requests++;
+		fr->blk_bytes += seen_bytes(rq, bio, btf);
+	}
 	wanted = ur ? uring_blk_file_wanted(ukey) : ar ? ar->file_ok : task_wanted(id);
 	calls = !ur && !ar && (split_calls || events_on || nr_files);
 	/* A journal thread's requests are its commit's, whoever is traced. */

@@ -49,6 +49,7 @@ char LICENSE[] SEC("license") = "GPL";
 #include "uring.bpf.c"	  /* io_uring requests */
 #include "uring_parts.bpf.c" /* where io_uring requests change part */
 #include "aio.bpf.c"	  /* Linux AIO requests */
+#include "fault.bpf.c"	  /* major page faults */
 #include "blk.bpf.c"	  /* block layer */
 #include "blk_bio.bpf.c"  /* bios joining requests; PREFLUSH bios before 6.5 */
 #include "bio.bpf.c"	  /* bio layer: bios per device */

@@ -46,6 +46,13 @@ enum aio_op {
 	NR_AIO_OPS,
 };
 
+/* Operations of the page fault layer (cells.def), by the fault's kind. */
+enum fault_op {
+#define FAULT_OP(id, name) id,
+#include "cells.def"
+	NR_FAULT_OPS,
+};
+
 /*
  * How a program attaches. One enum for every side: the method --attach
  * forces, the one the planner picks for each cell and target, and the
@@ -68,7 +75,7 @@ enum attach_method {
 /* The stride of the cell index: room for the ops of any layer. */
 #define NR_OPS 6
 _Static_assert(NR_OPS >= NR_FS_OPS && NR_OPS >= NR_BLK_OPS && NR_OPS >= NR_URING_OPS &&
-		       NR_OPS >= NR_AIO_OPS,
+		       NR_OPS >= NR_AIO_OPS && NR_OPS >= NR_FAULT_OPS,
 	       "NR_OPS too small");
 #define NR_CELLS (NR_LAYERS * NR_OPS)
 #define CELL_INDEX(layer, op) ((layer)*NR_OPS + (op))
@@ -169,6 +176,13 @@ enum drop_reason {
 	 * again. Counted, then replaced.
 	 */
 	DROP_AIO_COMPLETION_MISSED,
+	/* No slot for a thread's fault: the map of faults in progress is
+	 * full. */
+	DROP_FAULT_MAP_FULL,
+	/* A thread began a fault at another address while its fault after a
+	 * VM_FAULT_RETRY was open: it gave up (a fatal signal). The open one
+	 * is dropped, uncounted. */
+	DROP_FAULT_ABANDONED,
 	NR_DROP_REASONS,
 };
 
@@ -698,6 +712,36 @@ struct aio_totals {
 	__u64 blk_flushes;
 	__u64 blk_bytes;
 	__u64 blk_ns;
+};
+
+/*
+ * A thread's fault in progress (bpf/fault.bpf.c), from its first
+ * handle_mm_fault() until the one that does not return VM_FAULT_RETRY.
+ * What it faults on is read at the first call: after a VM_FAULT_RETRY the
+ * mmap lock was dropped and the vma may be gone.
+ */
+struct fault_start {
+	__u64 start_ns;
+	__u64 address;	/* the faulting page's address */
+	__u64 file;	/* the mapping's struct file; 0: anonymous */
+	__u64 ino;	/* its inode's number and device (--file, events) */
+	__u64 pgoff;	/* the page's offset in the file, in pages */
+	__u64 cgid;	/* -G: the thread's cgroup v2 id */
+	__u64 blk_bytes; /* the block requests the thread started in it */
+	__u32 blk_requests;
+	__u32 dev;
+	__u32 flags;	/* the last call's FAULT_FLAG_* (kretprobes have no args) */
+	__u8 op;	/* enum fault_op, before major is known */
+	__u8 file_ok;	/* --file: its file is traced */
+	__u16 pad;
+};
+
+/* Per op: major faults, their time and their block requests. */
+struct fault_totals {
+	__u64 count;
+	__u64 total_ns;
+	__u64 blk_requests;
+	__u64 blk_bytes;
 };
 
 /* A bio between block_bio_queue and block_bio_complete (the bio layer). */

@@ -238,22 +238,22 @@ int opt_check_trace_max(struct config *cfg)
 
 int opt_check_file(struct config *cfg)
 {
-	if (cfg->nr_files &&
-	    !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING | 1U << LAYER_AIO)))
+	if (cfg->nr_files && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING |
+					      1U << LAYER_AIO | 1U << LAYER_FAULT)))
 		return opt_fail(cfg,
 				"--file finds block requests through the calls that submit them: "
 				"add a layer with files to -T (syscall, vfs, a file system, "
-				"io_uring or aio)");
+				"io_uring, aio or fault)");
 	return 0;
 }
 
 int opt_check_calls(struct config *cfg)
 {
-	if ((cfg->slower || cfg->trace) &&
-	    !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING | 1U << LAYER_AIO)))
+	if ((cfg->slower || cfg->trace) && !(cfg->layers & (THREAD_LAYERS | 1U << LAYER_IO_URING |
+							     1U << LAYER_AIO | 1U << LAYER_FAULT)))
 		return opt_fail(cfg,
 				"--slower and --trace follow calls: add a layer of calls to -T "
-				"(syscall, vfs, a file system, io_uring or aio)");
+				"(syscall, vfs, a file system, io_uring, aio or fault)");
 	return 0;
 }
 

@@ -26,7 +26,8 @@
 
 /* The help's text around the options: the layers' part comes from cells.def. */
 static const char doc_intro[] = "Break the latency of I/O down by layer of the storage stack: %s,\n"
-				"%s requests, %s requests, %s, file system (%s), %s and %s.\n"
+				"%s requests, %s requests, %s (on mapped files and swap), %s, file system (%s),\n"
+				"%s and %s.\n"
 				"\n";
 static const char doc_examples[] =
     "EXAMPLES:\n"
@@ -37,6 +38,7 @@ static const char doc_examples[] =
     "  iostackbreak -T syscall,blk -u    # two layers, in microseconds\n"
     "  iostackbreak -T io_uring -- fio j.fio # io_uring requests of a command\n"
     "  iostackbreak -T aio,blk -p 4242   # Linux AIO requests and their block I/O\n"
+    "  iostackbreak -T fault,blk -p 4242 # major page faults and their block I/O\n"
     "  iostackbreak --json 5             # NDJSON report every 5 seconds\n"
     "  iostackbreak -T syscall -P --top 5 # the five busiest processes\n"
     "  iostackbreak -T blk -D -F         # block latency by disk and flags\n"
@@ -79,7 +81,8 @@ static const char *help_doc(void)
 		return doc;
 	layers_join(fs, sizeof(fs), 1U << LAYER_KIND_FS, true);
 	n = snprintf(doc, sizeof(doc), doc_intro, layer_help(LAYER_SYSCALL),
-		     layer_help(LAYER_IO_URING), layer_help(LAYER_AIO), layer_help(LAYER_VFS), fs,
+		     layer_help(LAYER_IO_URING), layer_help(LAYER_AIO), layer_help(LAYER_FAULT),
+		     layer_help(LAYER_VFS), fs,
 		     layer_help(LAYER_BIO),
 		     layer_help(LAYER_BLK));
 	n += snprintf(doc + n, sizeof(doc) - (size_t)n, "%s", doc_examples);
@@ -136,10 +139,10 @@ static const char *attach_help(void)
 /* The help of -T, with the layers of cells.def. */
 static const char *type_help(void)
 {
-	static char help[320];
+	static char help[400];
 
 	if (!help[0])
-		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all)",
+		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all but fault)",
 			 layer_names_list());
 	return help;
 }

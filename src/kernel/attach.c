@@ -104,6 +104,12 @@ static void load_aio(const struct tracer *t, const struct plan *plan)
 		load_pair(progtab_role(&t->progs, ROLE_AIO_WORK, src));
 }
 
+/* The fault programs (bpf/fault.bpf.c), all ops': fentry/fexit or kprobes. */
+static void load_fault(const struct tracer *t, const struct plan *plan)
+{
+	load_pair(progtab_role(&t->progs, ROLE_FAULT, plan->cells[LAYER_FAULT][0].src));
+}
+
 /* --pattern's block (ROLE_PATTERN) or bio program (bpf/pattern_blk.bpf.c). */
 static struct bpf_program *pattern_prog(const struct tracer *t, const struct plan *plan,
 					enum prog_role role)
@@ -116,7 +122,8 @@ static int select_cell_programs(struct tracer *t, const struct plan *plan, char 
 				size_t errsz)
 {
 	for (unsigned int layer = 0; layer < NR_LAYERS; layer++) {
-		for (unsigned int op = 0; op < layer_nr_ops(layer) && layer != LAYER_AIO; op++) {
+		for (unsigned int op = 0; op < layer_nr_ops(layer) && layer != LAYER_AIO && layer != LAYER_FAULT;
+		     op++) {
 			const struct cell_plan *cp = &plan->cells[layer][op];
 
 			for (unsigned int i = 0; i < cp->nr_targets; i++) {
@@ -192,6 +199,8 @@ static int select_programs(struct tracer *t, const struct plan *plan, bool follo
 		load_pair(progtab_role(&t->progs, ROLE_DIRTY, shared));
 	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE)
 		load_aio(t, plan);
+	if (plan->cells[LAYER_FAULT][0].src != METHOD_NONE)
+		load_fault(t, plan);
 	if (t->skel->rodata->pattern_blk)
 		bpf_program__set_autoload(pattern_prog(t, plan, ROLE_PATTERN), true);
 	if (t->skel->rodata->pattern_bio)
@@ -585,6 +594,20 @@ static int attach_aio(struct tracer *t, const struct plan *plan, char *err, size
 	return ret;
 }
 
+/* Faults: the exit before the entry (attach_pair), so that no fault is
+ * left open by us. */
+static int attach_fault(struct tracer *t, const struct plan *plan, char *err, size_t errsz)
+{
+	enum attach_method src = plan->cells[LAYER_FAULT][0].src;
+	const struct prog_ref *p = progtab_role(&t->progs, ROLE_FAULT, src);
+	int ret = attach_pair(t, bpf_program__attach(p->exit), entry_plain, p->entry, NULL);
+
+	if (ret)
+		snprintf(err, errsz, "cannot attach %s to handle_mm_fault: %s; leave fault out of -T",
+			 method_name(src), strerror(-ret));
+	return ret;
+}
+
 /* The source of the syscall cells when they use the raw pair, else METHOD_NONE. */
 static enum attach_method raw_syscall_source(const struct plan *plan)
 {
@@ -766,6 +789,8 @@ int tracer_start(struct tracer *t, const struct plan *plan, const struct config 
 	if (plan->cells[LAYER_IO_URING][0].src != METHOD_NONE && attach_uring(t, plan, err, errsz))
 		return -1;
 	if (plan->cells[LAYER_AIO][0].src != METHOD_NONE && attach_aio(t, plan, err, errsz))
+		return -1;
+	if (plan->cells[LAYER_FAULT][0].src != METHOD_NONE && attach_fault(t, plan, err, errsz))
 		return -1;
 	for (unsigned int layer = 0; layer < NR_CALL_LAYERS; layer++) {
 		for (unsigned int op = 0; op < NR_FS_OPS; op++)

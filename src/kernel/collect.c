@@ -112,6 +112,29 @@ static int read_uring_parts(struct tracer *t, struct uring_split *u, int ncpu)
 	return ret;
 }
 
+/* Major faults: totals per op. */
+static int read_faults(struct tracer *t, struct fault_totals *f, int ncpu)
+{
+	int fd = bpf_map__fd(t->skel->maps.fault_ops);
+	struct fault_totals *ft = calloc((size_t)ncpu, sizeof(*ft));
+	int ret = ft ? 0 : -ENOMEM;
+
+	for (__u32 op = 0; !ret && op < NR_FAULT_OPS; op++) {
+		if (bpf_map_lookup_elem(fd, &op, ft)) {
+			ret = -errno;
+			break;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			f[op].count += ft[cpu].count;
+			f[op].total_ns += ft[cpu].total_ns;
+			f[op].blk_requests += ft[cpu].blk_requests;
+			f[op].blk_bytes += ft[cpu].blk_bytes;
+		}
+	}
+	free(ft);
+	return ret;
+}
+
 /* aio requests split into parts: totals per op, a histogram per op and
  * part. */
 static int read_aio_parts(struct tracer *t, struct aio_split *a, int ncpu)
@@ -380,6 +403,8 @@ static int snapshot_read(struct tracer *t, struct snapshot *snap, int ncpu)
 		ret = read_uring_parts(t, &snap->uring, ncpu);
 	if (!ret && t->plan->aio_parts)
 		ret = read_aio_parts(t, &snap->aio, ncpu);
+	if (!ret && t->plan->cells[LAYER_FAULT][0].src != METHOD_NONE)
+		ret = read_faults(t, snap->faults, ncpu);
 	if (!ret && pattern_on(t))
 		ret = pattern_read(t, &snap->patterns);
 	if (!ret && t->with_stats)

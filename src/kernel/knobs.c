@@ -74,7 +74,8 @@ static void set_events(struct iostackbreak_bpf *skel, const struct config *cfg,
 	bool every = cfg->trace || cfg->record;
 	bool events = (cfg->slower || every) &&
 		      (plan->root_layer >= 0 || plan->cells[LAYER_IO_URING][0].src != METHOD_NONE ||
-		       plan->cells[LAYER_AIO][0].src != METHOD_NONE);
+		       plan->cells[LAYER_AIO][0].src != METHOD_NONE ||
+		       plan->cells[LAYER_FAULT][0].src != METHOD_NONE);
 
 	ro->events_on = events;
 	ro->trace_on = events && every;
@@ -208,6 +209,10 @@ static void size_maps(struct iostackbreak_bpf *skel, const struct config *cfg,
 		bpf_map__set_max_entries(skel->maps.aio_parts, 1);
 		bpf_map__set_max_entries(skel->maps.aio_ops, 1);
 	}
+	if (plan->cells[LAYER_FAULT][0].src == METHOD_NONE) {
+		bpf_map__set_max_entries(skel->maps.faults, 1);
+		bpf_map__set_max_entries(skel->maps.fault_ops, 1);
+	}
 	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE)
 		bpf_map__set_max_entries(skel->maps.bio_starts, 1);
 	if (plan->cells[LAYER_BIO][0].src == METHOD_NONE || (!cfg->per_disk && !ro->bio_calls))
@@ -264,6 +269,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->uring_iowq_run = plan->uring_iowq_run;
 	ro->aio_split = plan->aio_parts;
 	ro->aio_blk = blk && plan->aio_blk;
+	ro->fault_blk = blk && plan->fault_blk;
+	ro->fault_page_shift = (__u32)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	ro->blk_stamped = blk && plan->blk_stamped;
 	ro->bio_queue_argn = plan->bio_q_arg ? 1 : 0;
 	ro->use_task_storage = task_storage;

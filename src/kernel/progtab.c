@@ -165,6 +165,11 @@ void progtab_resolve(struct progtab *pt, struct iostackbreak_bpf *skel)
 		at(skel, PROG(fx_aio_work)));
 	add_ref(pt, ROLE_AIO_WORK, LAYER_AIO, METHOD_KPROBE, at(skel, PROG(kp_aio_work)),
 		at(skel, PROG(kr_aio_work)));
+	/* Faults: no tracepoint marks a fault's end (bpf/fault.bpf.c). */
+	add_ref(pt, ROLE_FAULT, LAYER_FAULT, METHOD_FENTRY, at(skel, PROG(fe_fault)),
+		at(skel, PROG(fx_fault)));
+	add_ref(pt, ROLE_FAULT, LAYER_FAULT, METHOD_KPROBE, at(skel, PROG(kp_fault)),
+		at(skel, PROG(kr_fault)));
 	for (unsigned int tp = 0; tp < NR_BLK_TPS; tp++) {
 		unsigned int layer = blk_tp_layer((enum blk_tp)tp);
 

@@ -28,6 +28,7 @@ enum prog_role {
 	ROLE_AIO_SUBMIT,    /* io_submit_one entry/exit: every aio cell */
 	ROLE_AIO_COMPLETE,  /* aio_complete (lone): every aio cell */
 	ROLE_AIO_WORK,	    /* aio_fsync_work entry/exit: an fsync's worker */
+	ROLE_FAULT,	    /* handle_mm_fault entry/exit: every fault cell */
 	ROLE_LOCK,	    /* contention_begin/end: the lock part */
 	ROLE_JOURNAL,	    /* jbd2_start_commit/end_commit: the journal part */
 	ROLE_JOURNAL_WAKER, /* sched_waking (lone): who woke a sleep in a call */
@@ -54,7 +55,7 @@ struct prog_ref {
 /* Per target, its tracepoint, fentry and kprobe pairs; the blk programs;
  * the tp_btf and raw_tp pairs of the shared roles (raw syscalls, follow,
  * off-CPU, io_uring, lock, journal); the page cache's tracepoints. */
-#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 13 * 2 + 5 + 3 * 2)
+#define NR_PROG_REFS (NR_CELL_TARGETS * 3 + NR_BLK_TPS * 2 + 13 * 2 + 5 + 4 * 2)
 
 /* The layer of programs that time no cell (following forks and exits). */
 #define LAYER_NONE NR_LAYERS

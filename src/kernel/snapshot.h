@@ -23,6 +23,7 @@ struct snapshot {
 	struct cell_hist parts[NR_FS_OPS][NR_PARTS]; /* calls with the part > 0 */
 	struct uring_split uring; /* io_uring requests split into parts */
 	struct aio_split aio;	  /* aio requests split into parts */
+	struct fault_totals faults[NR_FAULT_OPS]; /* major faults per op */
 	struct cell_hist pages[NR_FS_OPS];	     /* calls that added pages */
 	/* Calls the syscall and vfs layers left out: not on storage files. */
 	uint64_t left_out[NR_LAYERS][NR_OPS][NR_FD_KINDS]; /* LAYER_LEAVES_OUT layers */

@@ -55,6 +55,11 @@ const char *const aio_func_names[NR_AIO_FUNCS] = {
 #include "cells.def"
 };
 
+const char *const fault_func_names[NR_FAULT_FUNCS] = {
+#define FAULT_FUNC(id, name) [id] = #name,
+#include "cells.def"
+};
+
 unsigned int blk_tp_layer(enum blk_tp tp)
 {
 	return tp == BLK_TP_BIO_QUEUE || tp == BLK_TP_BIO_COMPLETE ||

@@ -67,6 +67,15 @@ enum aio_func {
 
 extern const char *const aio_func_names[NR_AIO_FUNCS];
 
+/* The fault layer's kernel functions (fentry/fexit or kprobes). */
+enum fault_func {
+#define FAULT_FUNC(id, name) id,
+#include "cells.def"
+	NR_FAULT_FUNCS,
+};
+
+extern const char *const fault_func_names[NR_FAULT_FUNCS];
+
 /* A block tracepoint by name, or -1. */
 int blk_tp_by_name(const char *name);
 

@@ -57,6 +57,11 @@ static const char *const aio_op_names[NR_AIO_OPS] = {
 #include "cells.def"
 };
 
+static const char *const fault_op_names[NR_FAULT_OPS] = {
+#define FAULT_OP(id, name) [id] = #name,
+#include "cells.def"
+};
+
 /* The layers of threads come first, io_uring right after them. */
 #define LAYER(id, name, kind, nests, module, help)                                                 \
 	_Static_assert((id < NR_CALL_LAYERS) ==                                                    \
@@ -107,6 +112,8 @@ unsigned int layer_nr_ops(unsigned int layer)
 		return NR_BLK_OPS;
 	if (layer == LAYER_AIO)
 		return NR_AIO_OPS;
+	if (layer == LAYER_FAULT)
+		return NR_FAULT_OPS;
 	return layer == LAYER_IO_URING ? NR_URING_OPS : NR_FS_OPS;
 }
 
@@ -118,6 +125,8 @@ const char *op_name(unsigned int layer, unsigned int op)
 		return uring_op_names[op];
 	if (layer == LAYER_AIO)
 		return aio_op_names[op];
+	if (layer == LAYER_FAULT)
+		return fault_op_names[op];
 	return layer_is_device(layer) ? blk_op_names[op] : fs_op_names[op];
 }
 
@@ -130,6 +139,8 @@ const char *layer_count_noun(unsigned int layer, unsigned long long n)
 {
 	if (layer == LAYER_BIO)
 		return n == 1 ? "bio" : "bios";
+	if (layer == LAYER_FAULT)
+		return n == 1 ? "fault" : "faults";
 	if (layer_has_requests(layer))
 		return n == 1 ? "request" : "requests";
 	return n == 1 ? "call" : "calls";

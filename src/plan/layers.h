@@ -15,14 +15,19 @@ enum layer_kind {
 	LAYER_KIND_FS,	    /* a file system's file_operations */
 	LAYER_KIND_URING,   /* io_uring requests */
 	LAYER_KIND_AIO,	    /* Linux native AIO requests (io_submit) */
+	LAYER_KIND_FAULT,   /* major page faults */
 	LAYER_KIND_BIO,	    /* bios, per device: dm, md, zram and every disk */
 	LAYER_KIND_BLK,	    /* the block layer, always the last */
 	NR_LAYER_KINDS,
 };
 
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
-/* Without -T: every layer. */
-#define DEFAULT_LAYERS ALL_LAYERS
+/*
+ * Without -T: every layer but fault, whose two programs run on every page
+ * fault, minor ones too (+24% per minor fault in bench/fault.sh's guest):
+ * too much to pay without asking. -T fault or -T all adds it.
+ */
+#define DEFAULT_LAYERS (ALL_LAYERS & ~(1U << LAYER_FAULT))
 /* The layers that time calls of threads (all before io_uring). */
 #define THREAD_LAYERS ((1U << NR_CALL_LAYERS) - 1)
 /* The device layers: they time bios and requests, per disk, not calls. */
@@ -30,7 +35,7 @@ enum layer_kind {
 
 const char *layer_name(unsigned int layer);
 /* Number of operations of a layer (4 for fs-like layers, 5 for io_uring
- * and blk, 6 for aio). */
+ * and blk, 6 for aio, 4 for fault). */
 unsigned int layer_nr_ops(unsigned int layer);
 const char *op_name(unsigned int layer, unsigned int op);
 /* Layer index by name ("ext4", "blk", ...), or -1. */

@@ -304,6 +304,7 @@ static void blk_keyed_cell(const struct kcaps *caps, const struct config *cfg,
 /* What the block layer's plan must know of its requests, from the options. */
 struct blk_needs {
 	bool uring_blk, aio_blk; /* which io_uring or aio request started one */
+	bool fault_blk;		 /* which thread's major fault */
 	bool call_bytes;	 /* each call's requests and bytes */
 	bool submitter;		 /* who submitted each, known where it starts */
 };
@@ -324,10 +325,13 @@ static struct blk_needs blk_needs_of(const struct config *cfg, const struct plan
 	/* And which aio request's submission or worker (plan_aio ran before). */
 	n.aio_blk = plan->cells[LAYER_AIO][0].src != METHOD_NONE &&
 		    (plan->aio_parts || cfg->slower || cfg->trace || cfg->record);
+	/* And which fault (plan_fault ran before). */
+	n.fault_blk = plan->cells[LAYER_FAULT][0].src != METHOD_NONE &&
+		      (cfg->split_calls || cfg->slower || cfg->trace);
 	/* Parts and events (--slower, --trace) give each call its block
 	 * requests and bytes. */
 	n.call_bytes = split_calls || cfg->slower || cfg->trace || cfg->record || n.uring_blk || n.aio_blk || stacks;
-	n.submitter = n.uring_blk || n.aio_blk || split_calls || cfg->nr_pids || cfg->command ||
+	n.submitter = n.uring_blk || n.aio_blk || n.fault_blk || split_calls || cfg->nr_pids || cfg->command ||
 		      cfg->tid || cfg->comm || cfg->cgroup || cfg->per_process || cfg->per_cgroup ||
 		      cfg->slower || cfg->trace || cfg->record || cfg->nr_files || stacks;
 	return n;
@@ -387,6 +391,7 @@ static void plan_blk(const struct kcaps *caps, const struct config *cfg, struct 
 	}
 	plan->uring_blk = needs.uring_blk;
 	plan->aio_blk = needs.aio_blk;
+	plan->fault_blk = needs.fault_blk;
 	/* Who submitted a request is known where it starts, not at issue. */
 	if (needs.submitter || cfg->queued) {
 		if (blk_tp_exists(caps, BLK_TP_IO_START))
@@ -483,12 +488,63 @@ static void plan_uring(const struct kcaps *caps, const struct config *cfg, struc
 	}
 }
 
-/* Is an aio function there for this source (BTF for fentry, kallsyms for
+/* Is a kernel function there for this source (BTF for fentry, kallsyms for
  * kprobes)? */
-static bool aio_func_exists(const struct kcaps *caps, enum attach_method src, unsigned int fn)
+static bool func_exists(const struct kcaps *caps, enum attach_method src, const char *fn)
 {
-	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, aio_func_names[fn])
-				    : caps->func_in_kallsyms(caps->ctx, aio_func_names[fn]);
+	return src == METHOD_FENTRY ? caps->func_in_btf(caps->ctx, fn)
+				    : caps->func_in_kallsyms(caps->ctx, fn);
+}
+
+/*
+ * The source of a layer whose ops share programs on kernel functions and
+ * have no tracepoint (aio, fault), in cp: fentry, else kprobes, where the
+ * nr functions of fns are all there; missing says what a kernel without
+ * them lacks, marks what no tracepoint marks.
+ */
+static void plan_shared_fns(const struct kcaps *caps, const struct config *cfg,
+			    unsigned int layer, struct cell_plan *cp, const char *const *fns,
+			    unsigned int nr, const char *missing, const char *marks)
+{
+	static const enum attach_method srcs[] = { METHOD_FENTRY, METHOD_KPROBE };
+	bool offered = false;
+
+	for (unsigned int i = 0; i < sizeof(srcs) / sizeof(srcs[0]) && !cp->src; i++) {
+		const char *why;
+		bool there = true;
+
+		if (forced_otherwise(cfg->attach, srcs[i]))
+			continue;
+		offered = true;
+		why = source_unavailable(caps, srcs[i]);
+		if (why) {
+			why_add(cp, "%s: %s", method_name(srcs[i]), why);
+			continue;
+		}
+		for (unsigned int f = 0; f < nr; f++)
+			there = there && func_exists(caps, srcs[i], fns[f]);
+		if (!there) {
+			why_add(cp, "%s: %s", method_name(srcs[i]), missing);
+			continue;
+		}
+		cp->src = srcs[i];
+	}
+	if (!offered)
+		why_add(cp, "%s has no %s source: no tracepoint marks %s", layer_name(layer),
+			attach_name(cfg->attach), marks);
+	for (unsigned int f = 0; f < nr && cp->src; f++)
+		cp->targets[cp->nr_targets++] = fns[f];
+}
+
+/* The layer's other ops share its first op's plan (and programs). */
+static void share_first_cell(struct plan *plan, unsigned int layer)
+{
+	for (unsigned int op = 1; op < layer_nr_ops(layer); op++) {
+		bool wanted = plan->cells[layer][op].wanted;
+
+		plan->cells[layer][op] = plan->cells[layer][0];
+		plan->cells[layer][op].wanted = wanted;
+	}
 }
 
 /*
@@ -499,37 +555,16 @@ static bool aio_func_exists(const struct kcaps *caps, enum attach_method src, un
  */
 static void plan_aio(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
 {
-	static const enum attach_method srcs[] = { METHOD_FENTRY, METHOD_KPROBE };
 	struct cell_plan *cp = &plan->cells[LAYER_AIO][0];
-	bool offered = false;
+	char missing[96];
 
-	for (unsigned int i = 0; i < sizeof(srcs) / sizeof(srcs[0]) && !cp->src; i++) {
-		const char *why;
-
-		if (forced_otherwise(cfg->attach, srcs[i]))
-			continue;
-		offered = true;
-		why = source_unavailable(caps, srcs[i]);
-		if (why) {
-			why_add(cp, "%s: %s", method_name(srcs[i]), why);
-			continue;
-		}
-		if (!aio_func_exists(caps, srcs[i], AIO_FUNC_SUBMIT) ||
-		    !aio_func_exists(caps, srcs[i], AIO_FUNC_COMPLETE)) {
-			why_add(cp, "%s: no %s/%s in this kernel (CONFIG_AIO off?)",
-				method_name(srcs[i]), aio_func_names[AIO_FUNC_SUBMIT],
-				aio_func_names[AIO_FUNC_COMPLETE]);
-			continue;
-		}
-		cp->src = srcs[i];
-	}
-	if (!offered)
-		why_add(cp, "aio has no %s source: no tracepoint marks an aio request",
-			attach_name(cfg->attach));
+	snprintf(missing, sizeof(missing), "no %s/%s in this kernel (CONFIG_AIO off?)",
+		 aio_func_names[AIO_FUNC_SUBMIT], aio_func_names[AIO_FUNC_COMPLETE]);
+	plan_shared_fns(caps, cfg, LAYER_AIO, cp, aio_func_names, AIO_FUNC_COMPLETE + 1, missing,
+			"an aio request");
 	if (cp->src) {
-		cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_SUBMIT];
-		cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_COMPLETE];
-		plan->aio_worker = aio_func_exists(caps, cp->src, AIO_FUNC_FSYNC_WORK);
+		plan->aio_worker =
+		    func_exists(caps, cp->src, aio_func_names[AIO_FUNC_FSYNC_WORK]);
 		if (plan->aio_worker)
 			cp->targets[cp->nr_targets++] = aio_func_names[AIO_FUNC_FSYNC_WORK];
 		else
@@ -539,12 +574,26 @@ static void plan_aio(const struct kcaps *caps, const struct config *cfg, struct 
 			cp->tgt_src[t] = cp->src;
 		plan->aio_parts = cfg->split_calls;
 	}
-	for (unsigned int op = 1; op < NR_AIO_OPS; op++) {
-		bool wanted = plan->cells[LAYER_AIO][op].wanted;
+	share_first_cell(plan, LAYER_AIO);
+}
 
-		plan->cells[LAYER_AIO][op] = *cp;
-		plan->cells[LAYER_AIO][op].wanted = wanted;
-	}
+/*
+ * Faults: handle_mm_fault is every fault's, user or get_user_pages, and
+ * no tracepoint marks its end; fentry/fexit, else kprobes, time every op
+ * with one pair of programs.
+ */
+static void plan_fault(const struct kcaps *caps, const struct config *cfg, struct plan *plan)
+{
+	struct cell_plan *cp = &plan->cells[LAYER_FAULT][0];
+	char missing[96];
+
+	snprintf(missing, sizeof(missing), "no %s in this kernel",
+		 fault_func_names[FAULT_FUNC_HANDLE]);
+	plan_shared_fns(caps, cfg, LAYER_FAULT, cp, fault_func_names, NR_FAULT_FUNCS, missing,
+			"a fault's end");
+	if (cp->src)
+		cp->tgt_src[0] = cp->src;
+	share_first_cell(plan, LAYER_FAULT);
 }
 
 /* The bio layer: two tracepoints, a bio's queue and its completion. */
@@ -624,6 +673,10 @@ void plan_build(const struct kcaps *caps, const struct config *cfg, struct plan 
 			plan_aio(caps, cfg, plan);
 			continue;
 		}
+		if (layer == LAYER_FAULT) {
+			plan_fault(caps, cfg, plan);
+			continue;
+		}
 		if (layer == LAYER_BIO) {
 			plan_bio(caps, cfg, plan);
 			continue;
@@ -660,7 +713,7 @@ void plan_layer_error(const struct plan *plan, unsigned int layer, char *buf, si
 {
 	const char *remedy;
 
-	if (layer_is_fs(layer) || layer == LAYER_VFS || layer == LAYER_AIO)
+	if (layer_is_fs(layer) || layer == LAYER_VFS || layer == LAYER_AIO || layer == LAYER_FAULT)
 		remedy = plan->mode == METHOD_NONE
 			     ? "it needs a kernel with BPF trampolines (fentry) or "
 			       "CONFIG_KPROBES=y; syscall and blk work without them"
@@ -752,6 +805,27 @@ static void print_aio(const struct plan *plan, FILE *out)
 	fputc('\n', out);
 }
 
+/* The fault layer in one line: its ops share their programs. */
+static void print_fault(const struct plan *plan, FILE *out)
+{
+	const struct cell_plan *cp = &plan->cells[LAYER_FAULT][0];
+
+	fprintf(out, "%-8s %-8s %-10s ", layer_name(LAYER_FAULT), "all", method_name(cp->src));
+	for (unsigned int i = 0; i < cp->nr_targets; i++)
+		fprintf(out, "%s%s", i ? "," : "", cp->targets[i]);
+	if (cp->src != METHOD_NONE) {
+		fprintf(out, "  ops");
+		for (unsigned int op = 0; op < NR_FAULT_OPS; op++)
+			fprintf(out, " %s", op_name(LAYER_FAULT, op));
+		fprintf(out, ", major faults only (as /proc/PID/stat majflt), minor ones uncounted");
+	}
+	if (cp->why[0])
+		fprintf(out, "%s%s %s", cp->nr_targets ? "  " : "",
+			cp->src == METHOD_NONE ? "skipped: needs fentry or kprobes:" : "passed over:",
+			cp->why);
+	fputc('\n', out);
+}
+
 void plan_print(const struct plan *plan, FILE *out)
 {
 	fprintf(out, "%-8s %-8s %-10s %s\n", "LAYER", "OP", "SOURCE",
@@ -765,6 +839,11 @@ void plan_print(const struct plan *plan, FILE *out)
 			if (layer == LAYER_AIO) {
 				if (!op)
 					print_aio(plan, out);
+				continue;
+			}
+			if (layer == LAYER_FAULT) {
+				if (!op)
+					print_fault(plan, out);
 				continue;
 			}
 			fprintf(out, "%-8s %-8s %-10s ", layer_name(layer), op_name(layer, op),

@@ -108,6 +108,10 @@ struct plan {
 	bool aio_worker;
 	bool aio_parts;
 	bool aio_blk;
+	/* The fault layer (bpf/fault.bpf.c), by fentry/fexit or kprobes on
+	 * handle_mm_fault: fault_blk, block requests a faulting thread starts
+	 * tied to its fault (with blk). */
+	bool fault_blk;
 	/*
 	 * One program per request, at completion, reading the kernel's stamps
 	 * (bpf/blk_stamped.bpf.h); blk_timing says how blk times requests

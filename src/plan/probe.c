@@ -138,6 +138,8 @@ static void collect_names(struct probe_ctx *p)
 	/* The aio layer's, which are no cell's target of their own. */
 	for (unsigned int i = 0; i < NR_AIO_FUNCS && p->nr_names < MAX_NAMES; i++)
 		p->names[p->nr_names++] = aio_func_names[i];
+	for (unsigned int i = 0; i < NR_FAULT_FUNCS && p->nr_names < MAX_NAMES; i++)
+		p->names[p->nr_names++] = fault_func_names[i];
 }
 
 /* One pass over /proc/kallsyms for the names we care about. */

@@ -131,6 +131,8 @@ const char *drop_reason_name(unsigned int reason)
 		[DROP_URING_COMPLETION_MISSED] = "uring_completion_missed",
 		[DROP_AIO_MAP_FULL] = "aio_map_full",
 		[DROP_AIO_COMPLETION_MISSED] = "aio_completion_missed",
+		[DROP_FAULT_MAP_FULL] = "fault_map_full",
+		[DROP_FAULT_ABANDONED] = "fault_abandoned",
 		[DROP_RQ_UNSTAMPED] = "request_unstamped",
 		[DROP_BIO_MAP_FULL] = "bio_map_full",
 		[DROP_BIO_COMPLETION_MISSED] = "bio_completion_missed",
@@ -399,6 +401,13 @@ int report_build(struct report *r, const struct config *cfg, const struct plan *
 		wb_diff(&r->wb, &cur->wb, &prev->wb);
 	if (plan->aio_parts)
 		aio_split_diff(&r->aio, &cur->aio, &prev->aio);
+	for (unsigned int op = 0; op < NR_FAULT_OPS; op++) {
+		r->faults[op].count = cur->faults[op].count - prev->faults[op].count;
+		r->faults[op].total_ns = cur->faults[op].total_ns - prev->faults[op].total_ns;
+		r->faults[op].blk_requests =
+		    cur->faults[op].blk_requests - prev->faults[op].blk_requests;
+		r->faults[op].blk_bytes = cur->faults[op].blk_bytes - prev->faults[op].blk_bytes;
+	}
 	return 0;
 }
 

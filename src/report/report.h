@@ -53,6 +53,8 @@ struct report {
 	struct uring_split uring;
 	/* aio requests split into parts, when r->plan->aio_parts. */
 	struct aio_split aio;
+	/* Major faults per op: count, time, block requests (the fault layer). */
+	struct fault_totals faults[NR_FAULT_OPS];
 	struct cell_hist pages[NR_FS_OPS]; /* pages added per call, every call */
 	struct wb_snapshot wb; /* written back for the dirtiers, when r->plan->wb */
 	/*

@@ -72,6 +72,8 @@ static bool event_parts(const struct event_ctx *c, const struct call_event *e)
 		return c->plan && c->plan->uring_parts;
 	if (e->layer == LAYER_AIO)
 		return c->plan && c->plan->aio_parts;
+	if (e->layer == LAYER_FAULT)
+		return false; /* a fault is not split into parts */
 	return c->parts;
 }
 
@@ -92,7 +94,7 @@ static uint64_t event_latency(const struct call_event *e)
 static bool event_bio(const struct event_ctx *c, const struct call_event *e)
 {
 	return c->plan && e->layer != LAYER_IO_URING && e->layer != LAYER_AIO &&
-	       c->plan->cells[LAYER_BIO][0].src != METHOD_NONE;
+	       e->layer != LAYER_FAULT && c->plan->cells[LAYER_BIO][0].src != METHOD_NONE;
 }
 
 static uint64_t level_own_ns(const struct call_bio_level *l)

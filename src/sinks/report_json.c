@@ -122,6 +122,33 @@ static json_object *json_seconds(double secs)
 	return json_object_new_double_s(strtod(buf, NULL), buf);
 }
 
+/* [{"op", "count", "total_ns"}] of the ops with major faults; with
+ * plan->fault_blk also "blk_requests", "blk_bytes": the block requests the
+ * faulting threads started inside them. */
+static json_object *fault_json(const struct report *r)
+{
+	json_object *a = json_object_new_array();
+
+	for (unsigned int op = 0; op < NR_FAULT_OPS; op++) {
+		const struct fault_totals *f = &r->faults[op];
+		json_object *o;
+
+		if (!f->count)
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "op", json_object_new_string(op_name(LAYER_FAULT, op)));
+		json_object_object_add(o, "count", json_object_new_uint64(f->count));
+		json_object_object_add(o, "total_ns", json_object_new_uint64(f->total_ns));
+		if (r->plan->fault_blk) {
+			json_object_object_add(o, "blk_requests",
+					       json_object_new_uint64(f->blk_requests));
+			json_object_object_add(o, "blk_bytes", json_object_new_uint64(f->blk_bytes));
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static void json_begin(struct sink *s, const struct report *r)
 {
 	struct json_state *js = s->state;
@@ -442,6 +469,8 @@ static int json_end(struct sink *s, const struct report *r)
 		json_object_object_add(js->root, "uring_breakdown", uring_split_json(&r->uring, r->plan));
 	if (r->plan->aio_parts)
 		json_object_object_add(js->root, "aio_breakdown", aio_split_json(&r->aio, r->plan));
+	if (r->plan->cells[LAYER_FAULT][0].src != METHOD_NONE)
+		json_object_object_add(js->root, "fault_breakdown", fault_json(r));
 	json_object_object_add(js->root, "dropped", json_object_new_uint64(r->dropped));
 	for (unsigned int i = 0; i < NR_DROP_REASONS; i++)
 		json_object_object_add(drops, drop_reason_name(i),

@@ -490,7 +490,9 @@ void trace_call(struct trace_writer *t, const struct call_event *e, const char *
 	char comm[COMM_LEN + 1];
 	json_object *o, *args;
 
-	if (e->layer == LAYER_IO_URING || e->layer == LAYER_AIO) {
+	/* A major fault too: it may come inside a call of its thread (a
+	 * read() into a mapped buffer), which an X slice could cross. */
+	if (e->layer == LAYER_IO_URING || e->layer == LAYER_AIO || e->layer == LAYER_FAULT) {
 		trace_uring(t, e, file);
 		return;
 	}

@@ -20,6 +20,8 @@ ROWS = [
     (["-T"], ["-T", "syscall,"], 2, "unknown layer ''"),
     (["-T"], ["-T", "SYSCALL"], 2, "unknown layer 'SYSCALL'"),
     (["-T"], ["-T", "x" * 5000], 2, "unknown layer"),
+    # Faults have no tracepoints: fentry or kprobes only.
+    (["-T"], ["-T", "fault", "--attach=tracepoint"], 1, "fault has no tracepoint source"),
     (["-p"], ["-p", ""], 2, "invalid PID ''"),
     (["-p"], ["-p", "-1"], 2, "invalid PID '-1'"),
     (["-p"], ["-p", "1,,2"], 2, "invalid PID ''"),

@@ -112,27 +112,9 @@ Test(aio, block_requests_tied_with_blk)
  * default run skips aio in the same line as vfs (the same reason). */
 Test(aio, cannot_be_seen_without_fentry_or_kprobes)
 {
-	struct membuf m;
-	const char *text, *line;
-	char err[1024];
-
 	aio_plan(FAKE_TRACEPOINTS, "aio", METHOD_NONE);
 	expect_aio(METHOD_NONE);
-	cr_assert_eq(plan_failed_layers(&plan, &cfg), 1U << LAYER_AIO);
-	plan_layer_error(&plan, LAYER_AIO, err, sizeof(err));
-	cr_assert_not_null(strstr(err, "cannot trace aio on this kernel: fentry: " FAKE_FENTRY_WHY
-					"; kprobe: " FAKE_KPROBE_WHY),
-			   "%s", err);
-	cr_assert_not_null(strstr(err, "CONFIG_KPROBES=y"), "%s", err);
-	cr_assert_null(strchr(err, '\n'), "%s", err);
-
-	plan_print(&plan, membuf_open(&m));
-	text = membuf_close(&m);
-	line = strstr(text, "\naio ");
-	cr_assert_not_null(line, "%s", text);
-	cr_assert_null(strstr(line + 1, "\naio "), "aio in more than one line:\n%s", text);
-	cr_assert_not_null(strstr(line, "skipped: fentry: " FAKE_FENTRY_WHY), "%s", text);
-	membuf_free(&m);
+	expect_refused_in_one_line(&plan, &cfg, LAYER_AIO, "");
 
 	aio_plan(FAKE_TRACEPOINTS, NULL, METHOD_NONE);
 	cr_assert_str_eq(plan.cells[LAYER_AIO][0].why, plan.cells[LAYER_VFS][0].why);

@@ -172,9 +172,18 @@ Test(planner, debian61_auto)
 	cr_assert(plan.kprobe_fallback, "auto mode with kprobes may fall back");
 	cr_assert_not(plan.blk_rq_q_arg);
 	expect_bio(METHOD_TP_BTF);
-	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 6 aio + 5 bio +
-	 * 5 blk; xfs not loaded. */
-	cr_assert_eq(plan_nr_traced(&plan), 37);
+	/* 4 syscall + 4 vfs + 4 ext4 + 4 btrfs + 5 io_uring + 6 aio + 4 fault +
+	 * 5 bio + 5 blk; xfs not loaded. */
+	cr_assert_eq(plan_nr_traced(&plan), 41);
+	/* Faults: one pair on handle_mm_fault for every op. */
+	for (unsigned int op = 0; op < NR_FAULT_OPS; op++) {
+		const struct cell_plan *cp = &plan.cells[LAYER_FAULT][op];
+
+		cr_assert(cp->wanted);
+		cr_assert_eq(cp->src, METHOD_FENTRY, "fault %s", op_name(LAYER_FAULT, op));
+		cr_assert_eq(cp->nr_targets, 1);
+		cr_assert_str_eq(cp->targets[0], "handle_mm_fault");
+	}
 	cr_assert(plan.uring_complete_fields);
 	/* Unused slots of fs-like layers are never wanted. */
 	for (unsigned int l = 0; l < NR_CALL_LAYERS; l++)
@@ -463,8 +472,9 @@ Test(planner, failed_layers)
 		  LAYER(LAYER_VFS) | LAYER(LAYER_BTRFS), 0 },
 		{ FAKE_TRACEPOINTS, "syscall,blk", METHOD_NONE, 0, 0 },
 		/* Every file system but ext4, whose fsync has tracepoints; aio
-		 * has no tracepoints. */
-		{ FAKE_TRACEPOINTS, "all", METHOD_NONE, LAYER(LAYER_VFS) | LAYER(LAYER_AIO),
+		 * and fault have no tracepoints. */
+		{ FAKE_TRACEPOINTS, "all", METHOD_NONE,
+		  LAYER(LAYER_VFS) | LAYER(LAYER_AIO) | LAYER(LAYER_FAULT),
 		  LAYER(LAYER_EXT4) },
 		/* Every file system that the fake does not register. */
 		{ FAKE_DEBIAN61, "all", METHOD_NONE, 0, LAYER(LAYER_EXT4) | LAYER(LAYER_BTRFS) },

@@ -38,6 +38,8 @@ static const char *aio_func_of(enum prog_role role)
 		return "/aio_complete";
 	case ROLE_AIO_WORK:
 		return "/aio_fsync_work";
+	case ROLE_FAULT:
+		return "/handle_mm_fault";
 	default:
 		return "";
 	}

@@ -238,7 +238,7 @@ static inline bool fake_fs_registered(void *ctx, const char *fs)
 #define FAKE_VFS_FNS                                                                               \
 	"vfs_read", "vfs_readv", "vfs_iter_read", "vfs_write", "vfs_writev", "vfs_iter_write",     \
 	    "vfs_open", "vfs_fsync_range", "vfs_fsync", "vfs_llseek", "io_submit_one",             \
-	    "aio_complete", "aio_fsync_work"
+	    "aio_complete", "aio_fsync_work", "handle_mm_fault"
 
 enum fake_profile {
 	FAKE_DEBIAN61,	  /* (a) 6.1: fentry and kprobes, no block_io_start */
@@ -388,6 +388,37 @@ static inline void membuf_free(struct membuf *m)
 {
 	free(m->buf);
 	m->buf = NULL;
+}
+
+/*
+ * A layer that needs fentry or kprobes, on the fake without either:
+ * -T LAYER fails with one error line that names both reasons and the
+ * remedy, and --plan gives it one line, "skipped: " then skipped then the
+ * reasons.
+ */
+static inline void expect_refused_in_one_line(const struct plan *plan, const struct config *cfg,
+					      unsigned int layer, const char *skipped)
+{
+	char err[1024], want[256], head[32];
+	const char *text, *line;
+	struct membuf m;
+
+	cr_assert_eq(plan_failed_layers(plan, cfg), 1U << layer);
+	plan_layer_error(plan, layer, err, sizeof(err));
+	snprintf(want, sizeof(want), "cannot trace %s on this kernel: fentry: " FAKE_FENTRY_WHY
+		 "; kprobe: " FAKE_KPROBE_WHY, layer_name(layer));
+	cr_assert_not_null(strstr(err, want), "%s", err);
+	cr_assert_not_null(strstr(err, "CONFIG_KPROBES=y"), "%s", err);
+	cr_assert_null(strchr(err, '\n'), "%s", err);
+	plan_print(plan, membuf_open(&m));
+	text = membuf_close(&m);
+	snprintf(head, sizeof(head), "\n%s ", layer_name(layer));
+	line = strstr(text, head);
+	cr_assert_not_null(line, "%s", text);
+	cr_assert_null(strstr(line + 1, head), "%s in more than one line:\n%s", head + 1, text);
+	snprintf(want, sizeof(want), "skipped: %sfentry: " FAKE_FENTRY_WHY, skipped);
+	cr_assert_not_null(strstr(line, want), "%s", text);
+	membuf_free(&m);
 }
 
 /* ---- Golden files ---- */

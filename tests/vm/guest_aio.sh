@@ -90,18 +90,7 @@ check_requests() {
 }
 
 # 1. The plan.
-for m in auto kprobe; do
-	want=fentry
-	[[ $m == kprobe ]] && want=kprobe
-	plan=$(iostackbreak --plan --check -T aio --attach=$m 2>&1)
-	n=$(grep -c '^aio ' <<<"$plan")
-	line=$(grep '^aio ' <<<"$plan")
-	if [[ $n == 1 && $line =~ ^aio\ +all\ +$want\ +io_submit_one,aio_complete,aio_fsync_work ]]; then
-		pass "plan --attach=$m: $line"
-	else
-		fail "plan --attach=$m" "$plan"
-	fi
-done
+plan_lines aio 'io_submit_one,aio_complete,aio_fsync_work'
 
 # run_fio NAME [TOOL OPTIONS --] FIO ARGS: the tool runs fio; its last
 # report in $rep, fio's JSON in /tmp/fio.json.

@@ -35,6 +35,24 @@ check_count() {
 	fi
 }
 
+# plan_lines LAYER REGEX: a layer of shared function programs (aio, fault)
+# has one --plan --check line, fentry by default, kprobe with
+# --attach=kprobe, then REGEX (its functions).
+plan_lines() {
+	local m want plan line
+	for m in auto kprobe; do
+		want=fentry
+		[[ $m == kprobe ]] && want=kprobe
+		plan=$(iostackbreak --plan --check -T "$1" --attach=$m 2>&1)
+		line=$(grep "^$1 " <<<"$plan")
+		if [[ $(grep -c "^$1 " <<<"$plan") == 1 && $line =~ ^$1\ +all\ +$want\ +$2 ]]; then
+			pass "plan --attach=$m: $line"
+		else
+			fail "plan --attach=$m" "$plan"
+		fi
+	done
+}
+
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # since T: seconds from uptime T to now.
 since() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }'; }
