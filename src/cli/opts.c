@@ -142,7 +142,7 @@ static const char *type_help(void)
 	static char help[400];
 
 	if (!help[0])
-		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all but fault)",
+		snprintf(help, sizeof(help), "Layers to trace, a comma list of %s, or all (default: all)",
 			 layer_names_list());
 	return help;
 }

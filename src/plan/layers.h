@@ -22,12 +22,8 @@ enum layer_kind {
 };
 
 #define ALL_LAYERS ((1U << NR_LAYERS) - 1)
-/*
- * Without -T: every layer but fault, whose two programs run on every page
- * fault, minor ones too (+24% per minor fault in bench/fault.sh's guest):
- * too much to pay without asking. -T fault or -T all adds it.
- */
-#define DEFAULT_LAYERS (ALL_LAYERS & ~(1U << LAYER_FAULT))
+/* Without -T: every layer. */
+#define DEFAULT_LAYERS ALL_LAYERS
 /* The layers that time calls of threads (all before io_uring). */
 #define THREAD_LAYERS ((1U << NR_CALL_LAYERS) - 1)
 /* The device layers: they time bios and requests, per disk, not calls. */

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 READS = 50
 
@@ -38,6 +39,16 @@ class Reader(threading.Thread):
         self.read.set()
         if self.hold:
             self.hold.wait()
+
+
+def ended(r):
+    """Joins r and waits for its kernel thread to be gone: join() returns
+    when Python's thread state is released, before the thread's do_exit(),
+    where the tracer frees its fast slot (sched_process_exit). Once seen,
+    the next thread started here took the slot before A's exit freed it."""
+    r.join()
+    while os.path.exists(f"/proc/self/task/{r.tid}"):
+        time.sleep(0.001)
 
 
 def started(fd, hold=None):
@@ -65,18 +76,17 @@ def main():
     b = started(fd, hold)
     step(f"HELD {a.tid} {b.tid}", sigs)
     hold.set()
-    a.join()
-    b.join()
+    ended(a)
+    ended(b)
 
     hold = threading.Event()
     c = started(fd, hold)
     step(f"REUSED {c.tid}", sigs)
     hold.set()
-    c.join()
+    ended(c)
 
     for _ in range(churn):
-        t = started(fd)
-        t.join()
+        ended(started(fd))
     step(f"DONE {(3 + churn) * READS}", sigs)
 
 
