@@ -22,7 +22,9 @@ _Static_assert(sizeof(struct wb_snapshot) % sizeof(uint64_t) == 0, "wb_snapshot:
 
 static void put(FILE *f, const void *p, size_t n)
 {
-	fwrite(p, 1, n, f);
+	/* An absent string (no -d) is no bytes: fwrite() takes no NULL. */
+	if (n)
+		fwrite(p, 1, n, f);
 }
 
 static void put_u8(FILE *f, uint8_t v)
