@@ -692,6 +692,13 @@ uint64_t unit_ns(enum unit unit)
 	}
 }
 
+uint64_t config_count_unit_ns(const struct config *cfg)
+{
+	if (cfg->unit == UNIT_NS || cfg->json || cfg->prometheus || cfg->textfile)
+		return 0;
+	return unit_ns(cfg->unit);
+}
+
 const char *attach_name(enum attach_method method)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(attach_words); i++)

@@ -135,6 +135,12 @@ bool config_breaks_down(const struct config *cfg);
 const char *unit_name(enum unit unit);
 /* One unit in ns: 1, 1000 or 1000000. */
 uint64_t unit_ns(enum unit unit);
+/*
+ * The unit the histograms also count whole units of, in ns; 0: none. Only
+ * text prints those rows (JSON and the exporter print none), and only when
+ * the unit is not ns, so that no other run pays a division per event.
+ */
+uint64_t config_count_unit_ns(const struct config *cfg);
 /* The word of --attach that forces a method ("auto" for METHOD_NONE). */
 const char *attach_name(enum attach_method method);
 

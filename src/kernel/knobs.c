@@ -284,14 +284,8 @@ void knobs_set(struct iostackbreak_bpf *skel, const struct config *cfg, const st
 	ro->wb_on = plan->wb;
 	ro->wb_all_dirtiers = plan->wb && !tg->nr_tgids && !cfg->tid && !cfg->comm &&
 			      tg->cgroup_fd < 0 && !cfg->nr_files;
-	/*
-	 * Whole units for the text histograms (--live ends with one): only
-	 * when they are not ns, and only for text (JSON and the exporter print
-	 * no histogram rows), so their runs pay no division per event.
-	 */
-	ro->unit_ns = cfg->unit == UNIT_NS || cfg->json || cfg->prometheus || cfg->textfile
-			  ? 0
-			  : unit_ns(cfg->unit);
+	/* Whole units for the text histograms (--live ends with one). */
+	ro->unit_ns = config_count_unit_ns(cfg);
 	set_syscall_numbers(ro, plan);
 	set_stacks(skel, cfg, plan, blk);
 

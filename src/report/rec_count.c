@@ -16,8 +16,8 @@ void rec_count_init(struct rec_count *rc, const struct config *cfg)
 {
 	memset(rc, 0, sizeof(*rc));
 	rc->cfg = cfg;
-	/* As the kernel's unit_ns (knobs.c): whole units for text only. */
-	rc->unit_ns = cfg->unit == UNIT_NS || cfg->json ? 0 : unit_ns(cfg->unit);
+	/* The kernel's unit_ns (knobs.c), by the same rule. */
+	rc->unit_ns = config_count_unit_ns(cfg);
 }
 
 /* cell_hist_add(): in_ns, the value is a time (also in whole units). */
